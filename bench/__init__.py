@@ -1,0 +1,1 @@
+"""Benchmarks of BenchRig itself: overhead, measurement fidelity, start-up."""

@@ -1,0 +1,187 @@
+"""Runs a coding task's hidden tests in BenchRig's process against a sandboxed candidate.
+
+Each `test_*` function of tasks/<id>.test.py is one check. The test logic and the
+expected values stay here; the candidate's module lives in a sandboxed child and is
+reached through `remote` stand-ins. Every check runs, whatever the earlier ones did:
+a crashed or hung candidate is restarted for the next check, and a check passes only
+when its test function returns normally.
+"""
+
+from __future__ import annotations
+
+import builtins
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchrig.checks.remote import RemoteModule, Session
+from benchrig.sandbox import CandidateFailure, CandidateProcess, Limits
+from benchrig.sandbox_codec import BoundaryError
+from benchrig.spec import TaskSpec
+
+SOLUTION_MODULE = "solution.py"
+
+
+@dataclass(frozen=True)
+class CheckDetail:
+    name: str
+    passed: bool
+    message: str
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The verdict of one coding attempt, decided entirely outside the candidate."""
+
+    details: tuple[CheckDetail, ...]
+    sandbox_error: str | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    isolation: str
+
+    @property
+    def passed(self) -> int:
+        return sum(d.passed for d in self.details)
+
+    @property
+    def total(self) -> int:
+        return len(self.details)
+
+    @property
+    def all_passed(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+
+class CandidateRunner:
+    """Owns the candidate process: starts it on demand, restarts it after a failure."""
+
+    def __init__(self, workdir: Path, limits: Limits) -> None:
+        self.workdir, self.limits = workdir, limits
+        self.proc: CandidateProcess | None = None
+        self.import_error: str | None = None
+        self.deadline = time.monotonic()
+        self.session = Session(self.send)
+        self.outputs: list[tuple[str, str]] = []
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.import_error is not None:
+            raise CandidateFailure(self.import_error)
+        if self.proc is None:
+            self._start()
+        assert self.proc is not None
+        try:
+            return self.proc.request(request, self.left())
+        except CandidateFailure:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        self.proc = CandidateProcess(self.workdir, SOLUTION_MODULE, self.limits)
+        self.session.generation += 1
+        try:
+            reply = self.proc.request({"op": "import"}, self.left())
+        except CandidateFailure as exc:
+            self.import_error = f"importing the candidate failed: {exc}"
+            self.stop()
+            raise CandidateFailure(self.import_error) from None
+        if reply.get("ok") is not True:
+            error = reply["error"] if isinstance(reply.get("error"), dict) else {}
+            detail = f"{error.get('type', '?')}: {error.get('message', '')}".strip()
+            self.import_error = f"importing the candidate failed: {detail}"
+            self.stop()
+            raise CandidateFailure(self.import_error)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.outputs.append((self.proc.stdout.text(), self.proc.stderr.text()))
+            self.proc = None
+
+
+def _failure_message(exc: BaseException, test_file: str) -> str:
+    if isinstance(exc, AssertionError):
+        if str(exc):
+            return f"assertion failed: {exc}"
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == test_file]
+        line = frames[-1].line if frames else ""
+        return f"assertion failed: {line}" if line else "assertion failed"
+    if isinstance(exc, CandidateFailure | BoundaryError):
+        return str(exc)
+    if getattr(exc, "from_candidate", False):
+        return f"candidate raised {type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
+    """Execute the test file with `solution` bound to the sandbox stand-in."""
+    real_import = builtins.__import__
+
+    def guarded_import(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "solution":
+            return module
+        return real_import(name, *args, **kwargs)
+
+    namespace: dict[str, Any] = {
+        "__name__": f"benchrig_tests_{task.id.replace('-', '_')}",
+        "__file__": str(task.test_path),
+        "__builtins__": {**vars(builtins), "__import__": guarded_import},
+    }
+    assert task.test_source is not None
+    exec(compile(task.test_source, str(task.test_path), "exec"), namespace)
+    return namespace
+
+
+def run_tests(task: TaskSpec, code: str, limits: Limits | None = None) -> CheckReport:
+    """Judge `code` against the task's hidden tests; never raises for anything the code does."""
+    if sys.flags.optimize:
+        raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
+    started = time.monotonic()
+    test_file = str(task.test_path)
+    workdir = Path(tempfile.mkdtemp(prefix="benchrig-sandbox-"))
+    runner = CandidateRunner(workdir, limits or Limits())
+    details: list[CheckDetail] = []
+    try:
+        (workdir / SOLUTION_MODULE).write_text(code, encoding="utf-8")
+        runner.deadline = time.monotonic() + task.check_timeout_s
+        load_error: str | None = None
+        try:
+            namespace = _load_tests(task, RemoteModule(runner.session))
+        except Exception as exc:
+            load_error = _failure_message(exc, test_file)
+            namespace = {}
+        for name in task.test_names:
+            began = time.monotonic()
+            runner.deadline = began + task.check_timeout_s
+            if load_error is not None:
+                details.append(CheckDetail(name, False, load_error, 0.0))
+                continue
+            try:
+                namespace[name]()
+            except Exception as exc:
+                message = _failure_message(exc, test_file)
+                details.append(CheckDetail(name, False, message, time.monotonic() - began))
+            else:
+                details.append(CheckDetail(name, True, "passed", time.monotonic() - began))
+    finally:
+        runner.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    stdout = "".join(out for out, _ in runner.outputs)
+    stderr = "".join(err for _, err in runner.outputs)
+    return CheckReport(
+        details=tuple(details),
+        sandbox_error=runner.import_error,
+        stdout=stdout,
+        stderr=stderr,
+        duration_s=time.monotonic() - started,
+        isolation="degraded",
+    )

@@ -1,0 +1,107 @@
+"""Finds the code in a model's answer: past <think>, out of fences, away from the prose."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
+FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*\n", re.MULTILINE)
+CODE_LANGS = {"", "python", "py", "python3", "py3"}
+CODE_START = re.compile(r"^(def |class |import |from |async def |@)")
+
+
+@dataclass(frozen=True)
+class Extraction:
+    code: str | None
+    truncated: bool
+    how: str  # fenced | unclosed-fence | bare | none
+
+
+def strip_thinking(text: str) -> str:
+    """The text with every <think>…</think> trace removed (and an unclosed one to the end).
+
+    A stray `</think>` with no opening tag (some templates put `<think>` in the prompt)
+    means everything before it was thinking.
+    """
+    text = THINK_BLOCK.sub("", text)
+    text = OPEN_THINK.sub("", text)
+    lowered = text.lower()
+    if "</think>" in lowered:
+        text = text[lowered.rindex("</think>") + len("</think>"):]
+    return text
+
+
+def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
+    """Complete fenced blocks as (language, body), and the body of a final unclosed fence."""
+    blocks: list[tuple[str, str]] = []
+    pos = 0
+    while match := FENCE.search(text, pos):
+        marker, lang = match.group(1), match.group(2).lower()
+        # the closing fence normally stands alone, but some models glue it to the last line
+        closing = re.compile(rf"{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
+        end = closing.search(text, match.end())
+        if end is None:
+            return blocks, text[match.end():] if lang in CODE_LANGS else None
+        blocks.append((lang, text[match.end():end.start()].rstrip() + "\n"))
+        pos = end.end()
+    return blocks, None
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _defines(code: str, names: tuple[str, ...]) -> bool:
+    return any(re.search(rf"^\s*(def|class)\s+{re.escape(n)}\b|^{re.escape(n)}\s*=", code,
+                         re.MULTILINE) for n in names)
+
+
+def _bare_code(text: str) -> str | None:
+    """Code written without fences: from the first code-looking line, dropping prose tails."""
+    if _parses(text) and any(CODE_START.match(line) for line in text.splitlines()):
+        return text
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if CODE_START.match(line)), None)
+    if start is None:
+        return None
+    for end in range(len(lines), start, -1):
+        candidate = "\n".join(lines[start:end]).rstrip()
+        if candidate and _parses(candidate):
+            return candidate + "\n"
+    return None
+
+
+def extract_code(text: str, entry_points: tuple[str, ...] = (),
+                 hit_token_limit: bool = False) -> Extraction:
+    """The Python module in `text`, preferring a complete fenced block that defines the entry
+    point; `truncated` when the answer stopped at the token limit before the code was whole."""
+    answer = strip_thinking(text)
+    blocks, unclosed = _blocks(answer)
+    python = [body for lang, body in blocks if lang in CODE_LANGS]
+    defining = [body for body in python if _defines(body, entry_points)] if entry_points else []
+    if defining:
+        return Extraction(defining[-1], False, "fenced")
+    if unclosed is not None:
+        if hit_token_limit:
+            return Extraction(None, True, "none")
+        if _parses(unclosed) or not python:
+            return Extraction(unclosed, False, "unclosed-fence")
+    if python:
+        return Extraction(max(python, key=len), False, "fenced")
+    if blocks:  # fenced, but in some other language: leave it to the tests to fail
+        return Extraction(max((b for _, b in blocks), key=len), False, "fenced")
+    bare = _bare_code(answer)
+    if bare is not None and (not hit_token_limit or _defines(bare, entry_points)):
+        return Extraction(bare, False, "bare")
+    return Extraction(None, hit_token_limit, "none")
+
+
+def truncation_message(max_tokens: int | None) -> str:
+    return f"Response truncated at num_predict={max_tokens} before the code was complete"

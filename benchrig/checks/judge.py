@@ -1,0 +1,96 @@
+"""Transcript → verdict: dispatches on the task's check type (coding tests, answer rules)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchrig.checks.coding import CheckDetail, run_tests
+from benchrig.checks.extract import extract_code, truncation_message
+from benchrig.drivers.base import Settings, Transcript
+from benchrig.spec import TaskSpec
+
+EVIDENCE_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the check decided, with the evidence a reader needs to audit it."""
+
+    result: str  # pass | fail | no-test
+    details: tuple[CheckDetail, ...] = ()
+    notes: str = ""
+    truncated: bool = False
+    isolation: str | None = None
+    code_source: str | None = None
+    sandbox_error: str | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> int:
+        return sum(d.passed for d in self.details)
+
+
+Checker = Callable[[TaskSpec, Transcript, Settings], Verdict]
+CHECKERS: dict[str, Checker] = {}
+
+
+def checker(name: str) -> Callable[[Checker], Checker]:
+    """Register a check type by the name tasks use in `check.type`."""
+
+    def register(func: Checker) -> Checker:
+        CHECKERS[name] = func
+        return func
+
+    return register
+
+
+def _all_failed(task: TaskSpec, message: str) -> tuple[CheckDetail, ...]:
+    return tuple(CheckDetail(name, False, message, 0.0) for name in task.test_names)
+
+
+@checker("tests")
+def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+    """Coding: the file the agent wrote, else the code in the answer, against hidden tests."""
+    written = transcript.files.get(task.solution_file)
+    if written is not None:
+        code, source, how = written, "file", "file"
+    else:
+        found = extract_code(transcript.answer, task.entry_points,
+                             hit_token_limit=transcript.finish_reason == "length")
+        if found.code is None:
+            if found.truncated:
+                message = truncation_message(settings.max_tokens)
+                return Verdict("fail", _all_failed(task, message), message, truncated=True)
+            message = "no code found in the response"
+            return Verdict("fail", _all_failed(task, message), message, code_source="message")
+        code, source, how = found.code, "message", found.how
+    report = run_tests(task, code)
+    notes = f"{report.passed}/{report.total} checks passed"
+    if report.sandbox_error:
+        notes += f"; {report.sandbox_error}"
+    return Verdict(
+        result="pass" if report.all_passed else "fail",
+        details=report.details,
+        notes=notes,
+        isolation=report.isolation,
+        code_source=source,
+        sandbox_error=report.sandbox_error,
+        evidence={
+            "extraction": how,
+            "code_chars": len(code),
+            "stdout": report.stdout[:EVIDENCE_CHARS],
+            "stderr": report.stderr[:EVIDENCE_CHARS],
+        },
+    )
+
+
+def judge(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+    kind = task.check_type
+    if kind is None:
+        return Verdict("no-test", notes="the task has no check")
+    check = CHECKERS.get(kind)
+    if check is None:
+        raise ValueError(f"{task.path}: check.type: unknown check {kind!r}")
+    return check(task, transcript, settings)

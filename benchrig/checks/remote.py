@@ -1,0 +1,185 @@
+"""What the hidden tests see as module `solution`: stand-ins that call into the sandbox.
+
+Tests run in BenchRig's own (trusted) process. `from solution import LRUCache` yields a
+RemoteClass; calling it creates the object inside the sandbox and returns a handle;
+method calls travel as data and their results come back as plain values. A candidate
+object never enters this process, so its `__eq__`, `__bool__` or `__hash__` cannot lie.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+from benchrig.sandbox_codec import BoundaryError, decode, encode
+
+
+class CandidateError(Exception):
+    """The candidate raised something that is not an ordinary built-in exception."""
+
+    from_candidate = True
+
+
+Transport = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _raise_from(error: dict[str, Any]) -> None:
+    if error.get("boundary"):
+        raise BoundaryError(str(error.get("message")))
+    name, builtin, message = (str(error.get(k, "")) for k in ("type", "builtin", "message"))
+    base = getattr(builtins, builtin, None)
+    text = f"{name}: {message}" if name != builtin else message
+    if isinstance(base, type) and issubclass(base, Exception):
+        try:
+            rebuilt = base(text)
+        except TypeError:  # built-ins such as UnicodeDecodeError need more arguments
+            rebuilt = CandidateError(f"{name}: {message}")
+        rebuilt.from_candidate = True  # type: ignore[attr-defined]
+        raise rebuilt
+    raise CandidateError(text)
+
+
+class Session:
+    """The channel the stand-ins share; `generation` changes when the child is restarted."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.generation = 0
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        reply = self.transport(request)
+        if reply.get("ok") is True:
+            return reply
+        if reply.get("ok") is False and isinstance(reply.get("error"), dict):
+            _raise_from(reply["error"])
+        raise BoundaryError("malformed reply from the sandbox")
+
+    def value(self, reply: dict[str, Any]) -> Any:
+        if "value" not in reply:
+            raise BoundaryError("reply carries no value")
+        return decode(reply["value"])
+
+    def args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        def handle_of(obj: Any) -> int | None:
+            if isinstance(obj, RemoteObject):
+                return obj._handle_for(self)
+            return None
+
+        return {"args": encode(list(args), handle_of=handle_of),
+                "kwargs": encode(dict(kwargs), handle_of=handle_of)}
+
+
+class RemoteFunction:
+    def __init__(self, session: Session, name: str) -> None:
+        self._session, self._name = session, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        request = {"op": "call", "name": self._name, **self._session.args(args, kwargs)}
+        return self._session.value(self._session.ask(request))
+
+    def __repr__(self) -> str:
+        return f"<candidate function {self._name}>"
+
+
+class RemoteClass(RemoteFunction):
+    def __call__(self, *args: Any, **kwargs: Any) -> RemoteObject:
+        request = {"op": "call", "name": self._name, "new": True,
+                   **self._session.args(args, kwargs)}
+        reply = self._session.ask(request)
+        if type(reply.get("handle")) is not int:
+            raise BoundaryError(f"constructing {self._name} did not return an object handle")
+        return RemoteObject(self._session, reply["handle"], self._name)
+
+    def __repr__(self) -> str:
+        return f"<candidate class {self._name}>"
+
+
+class RemoteMethod:
+    def __init__(self, owner: RemoteObject, name: str) -> None:
+        self._owner, self._name = owner, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session = self._owner._session
+        request = {"op": "call", "handle": self._owner._handle_for(session), "attr": self._name,
+                   **session.args(args, kwargs)}
+        return session.value(session.ask(request))
+
+
+class RemoteObject:
+    """A handle to an object living in the sandbox; only plain values come out of it."""
+
+    def __init__(self, session: Session, handle: int, class_name: str) -> None:
+        self._session, self._handle, self._class = session, handle, class_name
+        self._generation = session.generation
+
+    def _handle_for(self, session: Session) -> int:
+        if session is not self._session or session.generation != self._generation:
+            raise CandidateError("this object died with an earlier candidate process")
+        return self._handle
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        reply = self._session.ask({"op": "getattr", "handle": self._handle_for(self._session),
+                                   "name": name})
+        if reply.get("kind") == "method":
+            return RemoteMethod(self, name)
+        return self._session.value(reply)
+
+    def _builtin(self, fn: str, *args: Any) -> Any:
+        request = {"op": "builtin", "fn": fn, "handle": self._handle_for(self._session),
+                   "args": self._session.args(args, {})["args"]}
+        return self._session.value(self._session.ask(request))
+
+    def __len__(self) -> int:
+        result = self._builtin("len")
+        if type(result) is not int:
+            raise BoundaryError("len() of a candidate object must be an int")
+        return result
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._builtin("getitem", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._builtin("setitem", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._builtin("delitem", key)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._builtin("contains", item) is True
+
+    def __iter__(self) -> Any:
+        return iter(self._builtin("iter"))
+
+    def __bool__(self) -> bool:
+        raise TypeError("the truth of a candidate object is not checked; compare a value")
+
+    def __repr__(self) -> str:
+        return f"<candidate {self._class} object>"
+
+
+class RemoteModule:
+    """Module `solution` as the tests import it."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._cache: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name not in self._cache:
+            try:
+                reply = self._session.ask({"op": "lookup", "name": name})
+            except AttributeError:
+                raise AttributeError(f"the candidate's module has no {name!r}") from None
+            kind = reply.get("kind")
+            if kind == "class":
+                self._cache[name] = RemoteClass(self._session, name)
+            elif kind == "function":
+                self._cache[name] = RemoteFunction(self._session, name)
+            else:
+                return self._session.value(reply)
+        return self._cache[name]

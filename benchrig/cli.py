@@ -1,0 +1,157 @@
+"""The `benchrig` command: run, validate, summary, list. Only this module prints or exits."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from benchrig import paths
+from benchrig.errors import BenchRigError, TaskError
+from benchrig.ui import AttemptProgress, error
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
+    "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
+    "sandbox, and summarize the results."),
+                  pretty_exceptions_enable=False)
+
+FORMATS = ("table", "markdown", "csv")
+
+
+def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
+    from benchrig.spec import load_tasks, task_paths
+
+    tasks = load_tasks(task_paths(selectors))
+    if suites:
+        tasks = [t for t in tasks if t.suite in suites]
+    return tasks
+
+
+@app.command()
+def run(
+    tasks: Annotated[list[str] | None, typer.Argument(
+        help="Task ids or files (default: every task, filtered by --suite).")] = None,
+    suite: Annotated[list[str] | None, typer.Option("--suite", "-s",
+        help="Only tasks of this suite (repeatable).")] = None,
+    model: Annotated[list[str] | None, typer.Option("--model", "-m",
+        help="Model name or .gguf path (repeatable). Default: smollm2.")] = None,
+    driver: Annotated[str, typer.Option("--driver", "--agent", "-d",
+        help="Agent or runtime that answers (see `benchrig list`).")] = "llamacpp",
+    provider: Annotated[str | None, typer.Option("--provider", "-p",
+        help="Agent provider, runtime base URL, or (replay) the answer file.")] = None,
+    runs: Annotated[int, typer.Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
+    results_dir: Annotated[Path | None, typer.Option(help="Where result files go.")] = None,
+    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0)] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1)] = None,
+    context_size: Annotated[int | None, typer.Option(min=256)] = None,
+    threads: Annotated[int | None, typer.Option(min=1)] = None,
+) -> None:
+    """Run tasks on models; write one result file per attempt; print the per-model table."""
+    from benchrig.drivers import get_driver
+    from benchrig.runner import Overrides, matrix, run_attempt, settings_for
+    from benchrig.summary import model_rows, render_text
+
+    chosen = _load(tasks or [], suite or [])
+    if not chosen:
+        raise BenchRigError("no task matches the selection")
+    models = model or ["smollm2"]
+    engine = get_driver(driver)
+    for name in models:
+        engine.preflight(name, provider)
+    overrides = Overrides(temperature, max_tokens, context_size, threads)
+    out_dir = results_dir or paths.results_dir()
+    plan = list(matrix(chosen, models, runs))
+    results = []
+    for index, (task, name, _) in enumerate(plan, 1):
+        label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
+        with AttemptProgress(label) as progress:
+            attempt = run_attempt(task, name, engine, provider, settings_for(task, overrides),
+                                  out_dir, agent=driver, progress=progress)
+        r = attempt.result
+        checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if r["checks"][
+            "total"] else ""
+        typer.echo(f"{task.id} {name} {driver}: {r['result']}{checks} — {r['notes']} "
+                   f"→ {attempt.path}")
+        results.append(r)
+    typer.echo("")
+    typer.echo(render_text(model_rows(results)), nl=False)
+    if any(r["result"] in ("fail", "error") for r in results):
+        raise typer.Exit(1)
+
+
+@app.command()
+def validate(
+    paths_: Annotated[list[str] | None, typer.Argument(metavar="[PATHS]...",
+        help="Task files, ids or folders (default: tasks/).")] = None,
+) -> None:
+    """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
+    from benchrig.spec import load_tasks, task_paths
+
+    loaded = load_tasks(task_paths(paths_ or []))
+    typer.echo(f"{len(loaded)} task(s) valid")
+
+
+@app.command()
+def summary(
+    paths_: Annotated[list[Path] | None, typer.Argument(metavar="[PATHS]...",
+        help="Result files or folders (default: results/).")] = None,
+    format_: Annotated[str, typer.Option("--format", "-f",
+        help="table, markdown or csv.")] = "table",
+) -> None:
+    """Per-model table from results/*.json (EXAMPLE.json ignored; invalid files named)."""
+    from benchrig.result import load_results
+    from benchrig.summary import RENDERERS, model_rows
+
+    if format_ not in RENDERERS:
+        raise BenchRigError(f"unknown format {format_!r}; choose one of {', '.join(RENDERERS)}")
+    loaded = load_results(paths_ or [paths.results_dir()])
+    for path, reason in loaded.rejected:
+        error(f"{path}: skipped, not a valid result: {reason}")
+    if not loaded.results:
+        error("no results to summarize")
+        raise typer.Exit(1)
+    typer.echo(RENDERERS[format_](model_rows(loaded.results)), nl=False)
+
+
+@app.command("list")
+def list_() -> None:
+    """The bundled tasks and the registered drivers."""
+    from benchrig.drivers import known
+    from benchrig.spec import load_tasks, task_paths
+
+    for task in load_tasks(task_paths([])):
+        typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {task.title}")
+    typer.echo(f"\ndrivers: {', '.join(known())}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: BenchRig's own errors become one clear message and exit 2."""
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except TaskError as exc:
+        for problem in exc.problems:
+            typer.echo(problem, err=True)
+        sys.exit(2)
+    except BenchRigError as exc:
+        error(str(exc))
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        error("aborted")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors carry their own exit code
+        code = getattr(exc, "exit_code", None)
+        if code is None:
+            raise
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        sys.exit(code)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Drivers by name: built-ins load lazily; plugins use the `benchrig.drivers` entry point."""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+from benchrig.drivers.base import Driver
+from benchrig.errors import UsageError
+
+BUILTIN = {
+    "llamacpp": "benchrig.drivers.llamacpp:LlamaCppDriver",
+    "replay": "benchrig.drivers.replay:ReplayDriver",
+}
+
+
+def _targets() -> dict[str, str]:
+    targets = dict(BUILTIN)
+    for point in entry_points(group="benchrig.drivers"):
+        targets.setdefault(point.name, point.value)
+    return targets
+
+
+def known() -> list[str]:
+    return sorted(_targets())
+
+
+def get_driver(name: str) -> Driver:
+    """The driver registered as `name`; its heavy dependencies load only when it runs."""
+    target = _targets().get(name)
+    if target is None:
+        raise UsageError(f"unknown driver {name!r}; known drivers: {', '.join(known())}")
+    module_name, _, attr = target.partition(":")
+    driver: Driver = getattr(importlib.import_module(module_name), attr)()
+    return driver

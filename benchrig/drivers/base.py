@@ -1,0 +1,90 @@
+"""The driver contract: rendered messages and settings in, transcript and metrics out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, Protocol
+
+from benchrig.metrics import Metrics
+from benchrig.prompt import Message
+from benchrig.spec import TaskSpec
+
+DriverKind = Literal["runtime", "agent", "replay"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Generation settings; every result records the effective values."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    context_size: int = 4096
+    think: bool | None = None
+    threads: int | None = None
+    seed: int | None = 0
+    timeout_s: float = 300.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Progress(Protocol):
+    """Where a driver says what it is doing (the CLI draws it on stderr)."""
+
+    def phase(self, text: str) -> None: ...
+
+    def tokens(self, count: int) -> None: ...
+
+
+class SilentProgress:
+    def phase(self, text: str) -> None:
+        pass
+
+    def tokens(self, count: int) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class DriverRequest:
+    task: TaskSpec
+    messages: tuple[Message, ...]
+    model: str
+    provider: str | None
+    settings: Settings
+    progress: Progress = field(default_factory=SilentProgress)
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the model or agent produced."""
+
+    answer: str
+    thinking: str = ""
+    finish_reason: str | None = None
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    turns: int | None = None
+
+
+@dataclass(frozen=True)
+class DriverOutput:
+    transcript: Transcript
+    metrics: Metrics
+    runtime: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    effective: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+class Driver(Protocol):
+    """A registered way to run a model or an agent."""
+
+    name: str
+    kind: DriverKind
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        """Raise UsageError when `model`/`provider` cannot work, before anything runs."""
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        """Produce an answer; raise DriverError when it cannot (never for a wrong answer)."""
+        ...

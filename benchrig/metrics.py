@@ -1,0 +1,52 @@
+"""One definition of every timing and token figure, shared by all drivers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+TOKENS_PER_S_FLOOR_S = 0.001
+TokenSource = Literal["server", "counted", "estimated"]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Figures of one attempt; None means unknown, never zero by default."""
+
+    wall_s: float | None = None
+    ttft_ms: float | None = None
+    answer_ttft_ms: float | None = None
+    think_time_s: float | None = None
+    thinking_chars: int | None = None
+    tokens_per_s: float | None = None
+    tokens_per_s_floored: bool = False
+    prefill_tokens_per_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    input_tokens_source: TokenSource | None = None
+    output_tokens_source: TokenSource | None = None
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    load_time_s: float | None = None
+    engine: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["engine"] = dict(self.engine) or None
+        return data
+
+
+def decode_rate(output_tokens: int | None, wall_s: float | None,
+                ttft_ms: float | None) -> tuple[float | None, bool]:
+    """`output_tokens / (wall_s − ttft_s)` with the 0.001 s floor; returns (rate, floored)."""
+    if output_tokens is None or wall_s is None or ttft_ms is None:
+        return None, False
+    span = wall_s - ttft_ms / 1000.0
+    floored = span < TOKENS_PER_S_FLOOR_S
+    return output_tokens / max(span, TOKENS_PER_S_FLOOR_S), floored
+
+
+def think_time(ttft_ms: float | None, answer_ttft_ms: float | None) -> float | None:
+    if ttft_ms is None or answer_ttft_ms is None:
+        return None
+    return max(0.0, (answer_ttft_ms - ttft_ms) / 1000.0)

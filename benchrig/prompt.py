@@ -1,0 +1,38 @@
+"""TaskSpec → chat messages (pure): the task body plus what the answer must look like."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from benchrig.spec import TaskSpec
+
+Message = dict[str, str]
+Mode = Literal["chat", "agent"]
+
+CODING_CHAT = (
+    "Reply with the complete solution as one Python module in a single ```python code "
+    "block. Do not include tests or example usage."
+)
+CODING_AGENT = (
+    "Write the complete solution to the file `{file}` in the current directory. It must be "
+    "importable as a module. Do not write tests; do not ask questions."
+)
+SYSTEM = {
+    "coding": "You are an expert Python programmer.",
+}
+
+
+def render(task: TaskSpec, mode: Mode = "chat") -> tuple[Message, ...]:
+    """The messages that put `task` to a model (mode chat) or to a coding agent (mode agent).
+
+    The hidden tests are never part of the prompt.
+    """
+    body = task.body
+    if task.suite == "coding":
+        tail = CODING_AGENT.format(file=task.solution_file) if mode == "agent" else CODING_CHAT
+        body = f"{body}\n\n{tail}"
+    messages: list[Message] = []
+    if task.suite in SYSTEM and mode == "chat":
+        messages.append({"role": "system", "content": SYSTEM[task.suite]})
+    messages.append({"role": "user", "content": body})
+    return tuple(messages)

@@ -1,0 +1,101 @@
+"""Result files: validated against schema/result.schema.json, written atomically, loaded back."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchrig.errors import ResultError
+from benchrig.schemas import problems
+
+SCHEMA_VERSION = 1
+EXCERPT_CHARS = 400
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def safe_name(text: str) -> str:
+    """A model name or path made safe for a file name (`qwen2.5-coder:7b` → `qwen2.5-coder-7b`)."""
+    if text.endswith(".gguf") or "/" in text:
+        text = Path(text).name.removesuffix(".gguf")
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "model"
+
+
+def excerpt(text: str) -> str:
+    return text[-EXCERPT_CHARS:]
+
+
+def validate(result: dict[str, Any]) -> None:
+    found = problems("result", result)
+    if found:
+        raise ResultError("; ".join(found))
+
+
+def result_path(directory: Path, result: dict[str, Any]) -> Path:
+    day = result["started_at"][:10]
+    name = f"{day}-{safe_name(result['model'])}-{result['task']}-{result['run_id']}.json"
+    return directory / name
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_result(directory: Path, result: dict[str, Any]) -> Path:
+    """Validate `result`, then write it to results/<date>-<model>-<task>-<run_id>.json."""
+    validate(result)
+    path = result_path(directory, result)
+    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+@dataclass(frozen=True)
+class Loaded:
+    results: list[dict[str, Any]]
+    rejected: list[tuple[Path, str]]
+
+
+def load_results(paths: list[Path]) -> Loaded:
+    """Read result files (folders are expanded; EXAMPLE.json is skipped); invalid ones are
+    reported by name, never mixed in."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.glob("*.json") if p.name != "EXAMPLE.json"))
+        else:
+            files.append(path)
+    results: list[dict[str, Any]] = []
+    rejected: list[tuple[Path, str]] = []
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            rejected.append((file, f"not readable JSON: {exc}"))
+            continue
+        found = problems("result", data)
+        if found:
+            rejected.append((file, "; ".join(found[:3])))
+        else:
+            results.append(data)
+    return Loaded(results, rejected)

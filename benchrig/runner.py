@@ -1,0 +1,165 @@
+"""One attempt (prompt → driver → check → result file) and the matrix of tasks × models × runs."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchrig import __version__
+from benchrig.checks.judge import Verdict, judge
+from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
+from benchrig.environment import environment
+from benchrig.errors import DriverError
+from benchrig.metrics import Metrics
+from benchrig.prompt import render
+from benchrig.result import excerpt, result_path, utc_now, validate, write_atomic
+from benchrig.spec import TaskSpec
+
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_CONTEXT = 4096
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Settings given on the command line; None means the task's or the default value."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    context_size: int | None = None
+    threads: int | None = None
+    think: bool | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    result: dict[str, Any]
+    path: Path
+
+
+def settings_for(task: TaskSpec, overrides: Overrides) -> Settings:
+    """Command line over task frontmatter over defaults."""
+    def pick(*values: Any) -> Any:
+        return next((v for v in values if v is not None), None)
+
+    return Settings(
+        temperature=pick(overrides.temperature, task.temperature, 0.0),
+        max_tokens=pick(overrides.max_tokens, task.max_tokens, DEFAULT_MAX_TOKENS),
+        context_size=pick(overrides.context_size, DEFAULT_CONTEXT),
+        think=pick(overrides.think, task.think),
+        threads=overrides.threads,
+        timeout_s=float(task.timeout_s),
+    )
+
+
+def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: str | None,
+            settings: Settings, started: str, ended: str, output: DriverOutput | None,
+            error: DriverError | None, verdict: Verdict | None, check_s: float | None,
+            ) -> dict[str, Any]:
+    transcript = output.transcript if output else None
+    metrics = (output.metrics if output else Metrics()).to_json()
+    metrics["check_s"] = check_s
+    if error is not None:
+        outcome, notes = "error", f"{error.kind}: {error.message}"
+    else:
+        assert verdict is not None
+        outcome, notes = verdict.result, verdict.notes
+    details = verdict.details if verdict else ()
+    result: dict[str, Any] = {
+        "schema_version": 1,
+        "task": task.id,
+        "model": model,
+        "agent": agent,
+        "started_at": started,
+        "ended_at": ended,
+        "run_id": secrets.token_hex(6),
+        "metrics": metrics,
+        "result": outcome,
+        "pass_at_1": outcome == "pass",
+        "notes": notes,
+        "suite": task.suite,
+        "driver": driver.name,
+        "provider": provider,
+        "settings": {**settings.to_json(), **(dict(output.effective) if output else {})},
+        "checks": {
+            "passed": sum(d.passed for d in details),
+            "total": len(details),
+            "details": [
+                {"name": d.name, "passed": d.passed, "message": d.message[:2000],
+                 "duration_s": round(d.duration_s, 6)}
+                for d in details
+            ],
+        },
+        "truncated": bool(verdict and verdict.truncated),
+        "finish_reason": transcript.finish_reason if transcript else None,
+        "answer_excerpt": excerpt(transcript.answer) if transcript else "",
+        "error": {"kind": error.kind, "message": error.message} if error else None,
+        "task_hash": task.task_hash,
+        "benchrig_version": __version__,
+        "environment": environment(dict(output.runtime) if output else {"name": driver.name}),
+        "isolation": verdict.isolation if verdict else None,
+        "code_source": verdict.code_source if verdict else None,
+        "sandbox_error": verdict.sandbox_error if verdict else None,
+        "evidence": verdict.evidence if verdict else {},
+    }
+    return result
+
+
+def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput | None) -> None:
+    lines: list[dict[str, Any]] = [{"kind": "prompt", "messages": list(request.messages)}]
+    if output is not None:
+        t = output.transcript
+        lines.append({"kind": "answer", "text": t.answer, "thinking": t.thinking,
+                      "finish_reason": t.finish_reason, "tool_calls": list(t.tool_calls),
+                      "files": dict(t.files)})
+    write_atomic(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+
+
+def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
+                settings: Settings, results_dir: Path, agent: str | None = None,
+                progress: Progress | None = None) -> Attempt:
+    """Run `task` once and write its validated result; a failing model is a result, not an
+    exception."""
+    messages = render(task, "agent" if driver.kind == "agent" else "chat")
+    request = DriverRequest(task, messages, model, provider, settings,
+                            **({"progress": progress} if progress else {}))
+    started = utc_now()
+    output: DriverOutput | None = None
+    error: DriverError | None = None
+    try:
+        output = driver.run(request)
+    except DriverError as exc:
+        error = exc
+    ended = utc_now()
+    verdict, check_s = None, None
+    if output is not None:
+        if progress:
+            progress.phase("checking")
+        began = time.perf_counter()
+        try:
+            verdict = judge(task, output.transcript, settings)
+        except Exception as exc:  # BenchRig is broken: record it, lose nothing
+            error = DriverError("harness", f"checking failed: {type(exc).__name__}: {exc}")
+        check_s = round(time.perf_counter() - began, 6)
+    result = _result(task, model, agent or driver.name, driver, provider, settings, started,
+                     ended, output, error, verdict, check_s)
+    path = result_path(results_dir, result)
+    sidecar = path.with_suffix(".transcript.jsonl")
+    result["transcript_file"] = sidecar.name
+    validate(result)
+    _write_transcript(sidecar, request, output)
+    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    return Attempt(result, path)
+
+
+def matrix(tasks: list[TaskSpec], models: list[str],
+           runs: int) -> Iterator[tuple[TaskSpec, str, int]]:
+    """Every (task, model, run) in a stable order: model-major, so a model loads once."""
+    for model in models:
+        for task in tasks:
+            for run in range(runs):
+                yield task, model, run

@@ -1,0 +1,104 @@
+"""Plain values ↔ tagged JSON for the sandbox boundary; types survive, live objects cannot.
+
+Standard library only: this file is also sent, as source, into the sandbox.
+
+    None, bool, int, str, finite float   → themselves
+    list                                 → [...]
+    tuple / set / frozenset              → {"$tuple": […]} / {"$set": […]} / {"$frozenset": […]}
+    dict (any hashable keys)             → {"$dict": [[key, value], ...]}
+    bytes                                → {"$bytes": "<base64>"}
+    nan / inf / -inf                     → {"$float": "nan" | "inf" | "-inf"}
+    a candidate object (args only)       → {"$handle": n}
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable
+from typing import Any
+
+MAX_DEPTH = 64
+_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_CONTAINER_TAGS = {"$tuple": tuple, "$set": set, "$frozenset": frozenset}
+
+
+class BoundaryError(Exception):
+    """A value that is not plain data, or a message that is not well formed."""
+
+
+def encode(value: Any, depth: int = 0, handle_of: Callable[[Any], int | None] | None = None) -> Any:
+    """A JSON-ready form of `value`; subclasses of the plain types become their base type."""
+    if depth > MAX_DEPTH:
+        raise BoundaryError("value is nested too deeply to cross the sandbox boundary")
+    if value is None or value is True or value is False:
+        return value
+    if handle_of is not None:
+        handle = handle_of(value)
+        if handle is not None:
+            return {"$handle": handle}
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+        return {"$float": "nan" if math.isnan(number) else ("inf" if number > 0 else "-inf")}
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, bytes | bytearray):
+        return {"$bytes": base64.b64encode(bytes(value)).decode("ascii")}
+    nxt = depth + 1
+    if isinstance(value, dict):
+        return {"$dict": [[encode(k, nxt, handle_of), encode(v, nxt, handle_of)]
+                          for k, v in value.items()]}
+    if isinstance(value, list):
+        return [encode(v, nxt, handle_of) for v in value]
+    if isinstance(value, tuple):
+        return {"$tuple": [encode(v, nxt, handle_of) for v in value]}
+    if isinstance(value, frozenset):
+        return {"$frozenset": [encode(v, nxt, handle_of) for v in value]}
+    if isinstance(value, set):
+        return {"$set": [encode(v, nxt, handle_of) for v in value]}
+    raise BoundaryError(
+        f"a value of type {type(value).__name__} cannot cross the sandbox boundary "
+        "(only plain data: None, bool, int, float, str, bytes, list, tuple, set, dict)"
+    )
+
+
+def decode(data: Any, depth: int = 0, resolve: Callable[[int], Any] | None = None) -> Any:
+    """The plain value `data` stands for; anything not exactly of the tagged form is refused."""
+    if depth > MAX_DEPTH:
+        raise BoundaryError("message is nested too deeply")
+    kind = type(data)
+    if data is None or kind is bool or kind is int or kind is str:
+        return data
+    if kind is float:
+        if not math.isfinite(data):
+            raise BoundaryError("a bare non-finite float is not a valid message")
+        return data
+    nxt = depth + 1
+    if kind is list:
+        return [decode(v, nxt, resolve) for v in data]
+    if kind is not dict or len(data) != 1:
+        raise BoundaryError(f"malformed value in message: {type(data).__name__}")
+    (tag, payload), = data.items()
+    try:
+        if tag in _CONTAINER_TAGS and type(payload) is list:
+            return _CONTAINER_TAGS[tag](decode(v, nxt, resolve) for v in payload)
+        if tag == "$dict" and type(payload) is list:
+            pairs = [decode(p, nxt, resolve) for p in payload]
+            if not all(type(p) is list and len(p) == 2 for p in pairs):
+                raise BoundaryError("malformed $dict entry")
+            return {k: v for k, v in pairs}
+        if tag == "$bytes" and type(payload) is str:
+            return base64.b64decode(payload.encode("ascii"), validate=True)
+        if tag == "$float" and payload in _FLOATS:
+            return _FLOATS[payload]
+        if tag == "$handle" and type(payload) is int and resolve is not None:
+            return resolve(payload)
+    except (TypeError, ValueError) as exc:  # unhashable set member or key, bad base64
+        raise BoundaryError(f"malformed {tag} in message: {exc}") from None
+    raise BoundaryError(f"malformed value in message: unknown tag {tag!r}")

@@ -1,0 +1,188 @@
+"""Reads tasks/<id>.md (+ <id>.test.py) into a frozen TaskSpec, refusing malformed files."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import frontmatter
+import yaml
+
+from benchrig.errors import TaskError
+from benchrig.paths import tasks_dir
+from benchrig.schemas import problems as schema_problems
+
+TEST_SUFFIX = ".test.py"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One validated task: its frontmatter, its prompt body and (coding) its hidden tests."""
+
+    id: str
+    suite: str
+    language: str
+    difficulty: str
+    tags: tuple[str, ...]
+    timeout_s: int
+    title: str
+    body: str
+    path: Path
+    task_hash: str
+    max_tokens: int | None = None
+    temperature: float | None = None
+    think: bool | None = None
+    check: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    check_timeout_s: float = 5.0
+    entry_points: tuple[str, ...] = ()
+    solution_file: str = "solution.py"
+    test_path: Path | None = None
+    test_source: str | None = None
+    test_names: tuple[str, ...] = ()
+    frontmatter: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def check_type(self) -> str | None:
+        kind = self.check.get("type")
+        return str(kind) if kind is not None else ("tests" if self.test_source else None)
+
+
+def _plain(value: Any) -> Any:
+    """YAML may yield dates; the schema speaks JSON, so dates become ISO strings."""
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _title(body: str, fallback: str) -> str:
+    for line in body.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip().removeprefix("Task:").strip() or fallback
+    return fallback
+
+
+def test_names_of(source: str) -> tuple[str, ...]:
+    """The top-level `test_*` functions of a test module, in file order (one check each)."""
+    tree = ast.parse(source)
+    return tuple(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+    )
+
+
+def _load_tests(path: Path, label: str, problems: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    test_path = path.with_name(path.name.removesuffix(".md") + TEST_SUFFIX)
+    if not test_path.is_file():
+        problems.append(f"{label}: tests: {test_path.name} is missing (coding tasks need it)")
+        return None, ()
+    source = test_path.read_text(encoding="utf-8")
+    try:
+        names = test_names_of(source)
+    except SyntaxError as exc:
+        problems.append(f"{test_path}: line {exc.lineno}: {exc.msg}")
+        return None, ()
+    if not names:
+        problems.append(f"{test_path}: tests: no top-level test_* function")
+    return source, names
+
+
+def load_task(path: Path) -> TaskSpec:
+    """Parse and validate one task file; raise TaskError naming the file and field."""
+    label = str(path)
+    if not path.is_file():
+        raise TaskError([f"{label}: file not found"])
+    raw = path.read_bytes()
+    try:
+        post = frontmatter.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskError([f"{label}: file is not UTF-8 ({exc.reason})"]) from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f"line {where.line + 1}: " if where is not None else ""
+        reason = getattr(exc, "problem", None) or str(exc)
+        raise TaskError([f"{label}: frontmatter: {line}invalid YAML: {reason}"]) from None
+    meta = _plain(dict(post.metadata))
+    if not meta:
+        raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
+    problems = [f"{label}: {p}" for p in schema_problems("task", meta)]
+    stem = path.name.removesuffix(".md")
+    if isinstance(meta.get("id"), str) and meta["id"] != stem:
+        problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")
+    body = post.content.strip()
+    if not body:
+        problems.append(f"{label}: body: the prompt is empty")
+    test_source: str | None = None
+    test_names: tuple[str, ...] = ()
+    if meta.get("suite") == "coding":
+        test_source, test_names = _load_tests(path, label, problems)
+    if problems:
+        raise TaskError(problems)
+    digest = hashlib.sha256(raw)
+    if test_source is not None:
+        digest.update(test_source.encode("utf-8"))
+    entry = meta.get("entry_point", ())
+    check = dict(meta.get("check") or ({"type": "tests"} if test_source else {}))
+    return TaskSpec(
+        id=meta["id"],
+        suite=meta["suite"],
+        language=meta["language"],
+        difficulty=meta["difficulty"],
+        tags=tuple(meta["tags"]),
+        timeout_s=meta["timeout_s"],
+        title=meta.get("title") or _title(body, meta["id"]),
+        body=body,
+        path=path,
+        task_hash="sha256:" + digest.hexdigest(),
+        max_tokens=meta.get("max_tokens"),
+        temperature=meta.get("temperature"),
+        think=meta.get("think"),
+        check=MappingProxyType(check),
+        check_timeout_s=float(meta.get("check_timeout_s", 5.0)),
+        entry_points=(entry,) if isinstance(entry, str) else tuple(entry),
+        solution_file=meta.get("solution_file", "solution.py"),
+        test_path=path.with_name(stem + TEST_SUFFIX) if test_source is not None else None,
+        test_source=test_source,
+        test_names=test_names,
+        frontmatter=MappingProxyType(meta),
+    )
+
+
+def task_paths(selectors: Iterable[str] = (), base: Path | None = None) -> list[Path]:
+    """Task ids, task files or folders → task file paths (all of `base` when none given)."""
+    base = base or tasks_dir()
+    chosen = list(selectors) or [str(base)]
+    paths: list[Path] = []
+    for item in chosen:
+        candidate = Path(item)
+        if candidate.is_dir():
+            paths.extend(sorted(candidate.glob("*.md")))
+        elif candidate.suffix == ".md" or candidate.exists():
+            paths.append(candidate)
+        else:
+            paths.append(base / f"{item}.md")
+    return paths
+
+
+def load_tasks(paths: Iterable[Path]) -> list[TaskSpec]:
+    """Load every task or raise one TaskError listing the problems of all of them."""
+    tasks: list[TaskSpec] = []
+    problems: list[str] = []
+    for path in paths:
+        try:
+            tasks.append(load_task(path))
+        except TaskError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise TaskError(problems)
+    return tasks

@@ -1,0 +1,126 @@
+"""Results → per-model tables (plain text, Markdown, CSV)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One line of the benchmark-runner's table: a model as driven by one agent or runtime."""
+
+    model: str
+    agent: str
+    runs: int
+    passed: int
+    failed: int
+    errors: int
+    no_test: int
+    tokens_per_s: float | None
+    tokens_per_s_floored: bool
+    ttft_ms: float | None
+    wall_s: float | None
+    cost_usd: float | None
+
+    @property
+    def scored(self) -> int:
+        return self.passed + self.failed + self.errors
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+
+def _mean(values: Iterable[Any]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in results:
+        groups.setdefault((result["model"], result["agent"]), []).append(result)
+    rows = []
+    for (model, agent), group in sorted(groups.items()):
+        outcomes = [r["result"] for r in group]
+        metrics = [r["metrics"] for r in group]
+        rows.append(ModelRow(
+            model=model,
+            agent=agent,
+            runs=len(group),
+            passed=outcomes.count("pass"),
+            failed=outcomes.count("fail"),
+            errors=outcomes.count("error"),
+            no_test=outcomes.count("no-test"),
+            tokens_per_s=_mean(m["tokens_per_s"] for m in metrics),
+            tokens_per_s_floored=any(m.get("tokens_per_s_floored") for m in metrics
+                                     if m["tokens_per_s"] is not None),
+            ttft_ms=_mean(m["ttft_ms"] for m in metrics),
+            wall_s=_mean(m["wall_s"] for m in metrics),
+            cost_usd=_mean(m["cost_usd"] for m in metrics),
+        ))
+    return rows
+
+
+def _num(value: float | None, fmt: str, floored: bool = False) -> str:
+    if value is None:
+        return "—"
+    return ("~" if floored else "") + format(value, fmt)
+
+
+HEADERS = ["model", "agent", "runs", "pass rate", "tokens/s", "TTFT ms", "wall s", "cost $"]
+
+
+def _cells(row: ModelRow) -> list[str]:
+    rate = "—" if row.pass_rate is None else f"{row.pass_rate:.0%} ({row.passed}/{row.scored})"
+    if row.errors:
+        rate += f", {row.errors} error"
+    return [
+        row.model, row.agent, str(row.runs), rate,
+        _num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
+        _num(row.ttft_ms, ".0f"), _num(row.wall_s, ".2f"), _num(row.cost_usd, ".5f"),
+    ]
+
+
+def render_text(rows: list[ModelRow]) -> str:
+    table = [HEADERS, *(_cells(r) for r in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(HEADERS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+             for line in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(rows: list[ModelRow]) -> str:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "no_test", "pass_rate",
+               "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "wall_s", "cost_usd"]
+
+
+def render_csv(rows: list[ModelRow]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([r.model, r.agent, r.runs, r.passed, r.failed, r.errors, r.no_test,
+                         "" if r.pass_rate is None else f"{r.pass_rate:.4f}",
+                         "" if r.tokens_per_s is None else f"{r.tokens_per_s:.3f}",
+                         str(r.tokens_per_s_floored).lower(),
+                         "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}",
+                         "" if r.wall_s is None else f"{r.wall_s:.3f}",
+                         "" if r.cost_usd is None else f"{r.cost_usd:.6f}"])
+    return out.getvalue()
+
+
+RENDERERS: dict[str, Callable[[list[ModelRow]], str]] = {
+    "table": render_text, "markdown": render_markdown, "csv": render_csv,
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""The benchmark-runner's driver: `runner.py --task T --model M [--agent A] [--provider P]`.
+
+Builds the prompt, drives the agent or runtime, stream-parses the metrics, checks the
+answer and writes the result JSON, by handing over to `benchrig run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchrig.cli import main
+
+DEFAULT_AGENT = "pi"
+
+
+def parse(argv: list[str]) -> list[str]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", required=True, help="task id (tasks/<id>.md) or file")
+    parser.add_argument("--model", required=True, help="model name, or a .gguf path")
+    parser.add_argument("--agent", default=DEFAULT_AGENT,
+                        help=f"agent or runtime (default {DEFAULT_AGENT}); see `benchrig list`")
+    parser.add_argument("--provider", help="agent provider, runtime base URL, or answer file")
+    parser.add_argument("--results-dir", help="where the result file goes")
+    args = parser.parse_args(argv)
+    command = ["run", args.task, "--model", args.model, "--driver", args.agent]
+    if args.provider:
+        command += ["--provider", args.provider]
+    if args.results_dir:
+        command += ["--results-dir", args.results_dir]
+    return command
+
+
+if __name__ == "__main__":
+    main(parse(sys.argv[1:]))

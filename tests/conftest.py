@@ -1,0 +1,49 @@
+"""Shared fixtures: the repository's paths and a CLI runner that keeps stdout and stderr apart."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ROOT / "tasks"
+SOLUTIONS = Path(__file__).resolve().parent / "solutions"
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def benchrig(*args: str, results_dir: Path, timeout: float = 600, env: dict[str, str] | None = None,
+             command: list[str] | None = None) -> Ran:
+    """Run the real CLI in a subprocess, results going to `results_dir`."""
+    full_env = {**os.environ, "BENCHRIG_RESULTS_DIR": str(results_dir), **(env or {})}
+    argv = command or [sys.executable, "-m", "benchrig.cli"]
+    done = subprocess.run([*argv, *args], capture_output=True, text=True, timeout=timeout,
+                          env=full_env, cwd=ROOT, check=False)
+    return Ran(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "results"
+    path.mkdir()
+    return path
+
+
+def answer_file(tmp_path: Path, text: str, name: str = "answer.md") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def fenced(code: str, before: str = "", after: str = "") -> str:
+    return f"{before}```python\n{code.rstrip()}\n```\n{after}"

@@ -1,0 +1,78 @@
+"""Code extraction: fences, prose, <think> traces, and answers cut at the token limit."""
+
+from __future__ import annotations
+
+from benchrig.checks.extract import extract_code, strip_thinking, truncation_message
+
+CODE = "def f(x):\n    return x + 1\n"
+
+
+def test_fenced_block_with_prose_around() -> None:
+    text = f"Sure! Here it is:\n\n```python\n{CODE}```\n\nThis adds one. Hope it helps!"
+    found = extract_code(text, ("f",))
+    assert found.code == CODE
+    assert found.how == "fenced"
+    assert not found.truncated
+
+
+def test_block_that_defines_the_entry_point_wins_over_usage_examples() -> None:
+    text = f"```python\n{CODE}```\nUsage:\n```python\nprint(f(1))\nprint(f(2))\nprint(f(3))\n```"
+    assert extract_code(text, ("f",)).code == CODE
+
+
+def test_closing_fence_glued_to_the_last_line() -> None:
+    text = "```python\ndef f(x):\n    return x + 1```\nDone."
+    assert extract_code(text, ("f",)).code == "def f(x):\n    return x + 1\n"
+
+
+def test_bare_code_with_trailing_explanation() -> None:
+    text = f"{CODE}\nThis function returns its argument plus one."
+    found = extract_code(text, ("f",))
+    assert found.code is not None and found.code.strip() == CODE.strip()
+    assert found.how == "bare"
+
+
+def test_code_only_inside_think_is_ignored() -> None:
+    text = f"<think>\n```python\n{CODE}```\n</think>\nI could not decide."
+    found = extract_code(text, ("f",))
+    assert found.code is None
+    assert not found.truncated
+
+
+def test_unclosed_think_hides_everything_after_it() -> None:
+    assert strip_thinking("answer <think> secret ```python\nx=1\n```") == "answer "
+
+
+def test_code_after_think_is_used() -> None:
+    text = f"<think>def f(x): return 0</think>\n```python\n{CODE}```"
+    assert extract_code(text, ("f",)).code == CODE
+
+
+def test_cut_at_token_limit_inside_the_block_is_truncated() -> None:
+    text = "Here:\n```python\ndef f(x):\n    return"
+    found = extract_code(text, ("f",), hit_token_limit=True)
+    assert found.code is None
+    assert found.truncated
+
+
+def test_cut_at_token_limit_after_a_complete_block_is_not_truncated() -> None:
+    text = f"```python\n{CODE}```\nNow let me explain at great length why"
+    found = extract_code(text, ("f",), hit_token_limit=True)
+    assert found.code == CODE
+    assert not found.truncated
+
+
+def test_unclosed_fence_without_limit_is_taken_as_code() -> None:
+    found = extract_code(f"```python\n{CODE}", ("f",))
+    assert found.code == CODE
+    assert found.how == "unclosed-fence"
+
+
+def test_prose_only_has_no_code() -> None:
+    found = extract_code("I think you should use a dictionary.", ("f",))
+    assert found.code is None and not found.truncated
+
+
+def test_truncation_message_is_exact() -> None:
+    assert truncation_message(512) == (
+        "Response truncated at num_predict=512 before the code was complete")

@@ -1,0 +1,71 @@
+"""The embedded model, for real: SmolLM2-135M through llama-cpp-python, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchrig.drivers.llamacpp import resolve_model
+from benchrig.errors import UsageError
+from benchrig.result import validate
+from tests.conftest import ROOT, benchrig
+
+pytestmark = pytest.mark.model
+
+
+def results_in(folder: Path) -> list[dict]:  # type: ignore[type-arg]
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text())
+        validate(data)
+        found.append(data)
+    return found
+
+
+def test_headline_command_on_the_embedded_model(results_dir: Path) -> None:
+    ran = benchrig("lru-cache", "smollm2", "llamacpp", results_dir=results_dir,
+                   command=[str(ROOT / "scripts" / "run.sh")])
+    (result,) = results_in(results_dir)
+    assert ran.code == (0 if result["result"] == "pass" else 1), ran.stderr
+    assert result["result"] in ("pass", "fail")  # whichever the model earns, never error
+    m = result["metrics"]
+    assert m["ttft_ms"] > 0 and m["wall_s"] > 0 and m["tokens_per_s"] > 0
+    assert m["wall_s"] * 1000 > m["ttft_ms"]
+    assert m["output_tokens"] > 0 and m["input_tokens"] > 0
+    assert m["output_tokens_source"] == "counted"
+    # llama.cpp's own counters sit raw beside ours and agree on the token counts.
+    engine = m["engine"]
+    assert engine["source"] == "llama_perf_context"
+    assert engine["prompt_n"] == m["input_tokens"]
+    assert m["output_tokens"] - engine["predicted_n"] in (0, 1)
+    assert result["checks"]["total"] == 2
+    assert result["environment"]["runtime"]["name"] == "llama-cpp-python"
+    assert result["settings"]["threads"] >= 1
+    assert "generating" in ran.stderr  # progress goes to stderr…
+    assert "generating" not in ran.stdout  # …and data to stdout
+
+
+def test_gguf_path_and_short_budget_are_honoured(results_dir: Path) -> None:
+    path = resolve_model("smollm2")
+    ran = benchrig("run", "valid-brackets", "-m", str(path), "--max-tokens", "16",
+                   results_dir=results_dir)
+    (result,) = results_in(results_dir)
+    assert ran.code in (0, 1)
+    assert result["model"] == str(path)
+    assert result["metrics"]["output_tokens"] <= 16
+    assert result["settings"]["max_tokens"] == 16
+    if result["finish_reason"] == "length" and result["code_source"] is None:
+        assert result["truncated"] is True
+        assert result["notes"] == ("Response truncated at num_predict=16 before the code "
+                                   "was complete")
+
+
+def test_unknown_model_is_a_usage_error_naming_the_known_ones(results_dir: Path) -> None:
+    ran = benchrig("run", "lru-cache", "-m", "gpt-17", results_dir=results_dir)
+    assert ran.code == 2
+    assert "unknown model 'gpt-17'" in ran.stderr and "smollm2" in ran.stderr
+    assert list(results_dir.iterdir()) == []
+    with pytest.raises(UsageError):
+        resolve_model("missing.gguf")

@@ -1,0 +1,80 @@
+"""Result files: the published example validates; writes are atomic; bad files are named."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from benchrig.errors import ResultError
+from benchrig.result import load_results, result_path, safe_name, validate, write_result
+from tests.conftest import ROOT, benchrig
+
+EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+
+
+def test_example_json_validates_and_keeps_the_benchmark_runner_keys() -> None:
+    validate(EXAMPLE)
+    for key in ("task", "model", "agent", "started_at", "ended_at", "run_id", "metrics",
+                "result", "pass_at_1", "notes"):
+        assert key in EXAMPLE
+    for key in ("wall_s", "ttft_ms", "tokens_per_s", "input_tokens", "output_tokens",
+                "cost_usd"):
+        assert key in EXAMPLE["metrics"]
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (("result",), "passed"), (("metrics", "ttft_ms"), -1), (("run_id",), "xyz"),
+    (("error",), {"kind": "oops", "message": "x"}), (("metrics", "input_tokens"), 1.5),
+])
+def test_invalid_results_are_refused(path: tuple[str, ...], value: object) -> None:
+    bad = copy.deepcopy(EXAMPLE)
+    target = bad
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ResultError):
+        validate(bad)
+
+
+def test_write_result_names_the_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    written = write_result(tmp_path, EXAMPLE)
+    assert written == result_path(tmp_path, EXAMPLE)
+    assert written.name.startswith(EXAMPLE["started_at"][:10] + "-smollm2-lru-cache-")
+    assert json.loads(written.read_text()) == EXAMPLE
+    assert [p.name for p in tmp_path.iterdir()] == [written.name]
+
+
+def test_invalid_result_is_never_written(tmp_path: Path) -> None:
+    bad = {**EXAMPLE, "result": "maybe"}
+    with pytest.raises(ResultError):
+        write_result(tmp_path, bad)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_model_names_become_safe_file_names() -> None:
+    assert safe_name("qwen2.5-coder:7b") == "qwen2.5-coder-7b"
+    assert safe_name("/models/My Model.Q4.gguf") == "My-Model.Q4"
+    assert safe_name("../../etc") == "etc"
+
+
+def test_loading_skips_example_and_names_invalid_files(tmp_path: Path) -> None:
+    write_result(tmp_path, EXAMPLE)
+    (tmp_path / "EXAMPLE.json").write_text(json.dumps(EXAMPLE))
+    (tmp_path / "broken.json").write_text("{not json")
+    (tmp_path / "wrong.json").write_text(json.dumps({**EXAMPLE, "result": "great"}))
+    loaded = load_results([tmp_path])
+    assert len(loaded.results) == 1
+    assert sorted(p.name for p, _ in loaded.rejected) == ["broken.json", "wrong.json"]
+
+
+def test_summary_reports_invalid_files_by_name_and_tabulates_the_rest(results_dir: Path
+                                                                      ) -> None:
+    write_result(results_dir, EXAMPLE)
+    (results_dir / "junk.json").write_text("[]")
+    ran = benchrig("summary", results_dir=results_dir)
+    assert ran.code == 0
+    assert "junk.json: skipped, not a valid result" in ran.stderr
+    assert "smollm2" in ran.stdout and "junk" not in ran.stdout

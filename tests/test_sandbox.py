@@ -1,0 +1,146 @@
+"""The sandbox cannot be talked into a pass, and leaves no process of the candidate behind."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from benchrig.checks.coding import run_tests
+from benchrig.spec import TaskSpec, load_task
+from tests.conftest import SOLUTIONS, TASKS
+
+
+@pytest.fixture(scope="module")
+def lru() -> TaskSpec:
+    return replace(load_task(TASKS / "lru-cache.md"), check_timeout_s=2.0)
+
+
+def processes_with(token: str) -> list[int]:
+    """Live processes whose command line carries `token` (zombies have none)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if token.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+GOOD = (SOLUTIONS / "lru-cache.py").read_text()
+
+FORGERIES = {
+    "prints a fake verdict": "print('PASSED 2/2'); print('{\"passed\": 2, \"total\": 2}')",
+    "exits 0 at import": "import sys\nsys.exit(0)",
+    "os._exit(0) at import": "import os\nos._exit(0)",
+    "os._exit(0) in a call": (
+        "import os\nclass LRUCache:\n    def __init__(self, c):\n        os._exit(0)\n"),
+    "replaces builtins": (
+        "import builtins\nbuiltins.AssertionError = type('X', (BaseException,), {})\n"
+        "class LRUCache:\n    def __init__(self, c): pass\n"
+        "    def get(self, k): return 0\n    def put(self, k, v): pass\n"),
+    "always-equal result": (
+        "class Eq:\n    def __eq__(self, o): return True\n    __hash__ = None\n"
+        "class LRUCache:\n    def __init__(self, c): pass\n"
+        "    def get(self, k): return Eq()\n    def put(self, k, v): pass\n"),
+    "int subclass that equals everything": (
+        "class Eq(int):\n    def __eq__(self, o): return True\n    __hash__ = int.__hash__\n"
+        "class LRUCache:\n    def __init__(self, c): pass\n"
+        "    def get(self, k): return Eq(0)\n    def put(self, k, v): pass\n"),
+    "loops forever at import": "while True:\n    pass\n",
+    "loops forever in a call": (
+        "class LRUCache:\n    def __init__(self, c):\n        while True: pass\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(FORGERIES))
+def test_forgeries_never_pass(lru: TaskSpec, name: str) -> None:
+    report = run_tests(lru, FORGERIES[name])
+    assert report.total == 2
+    assert report.passed == 0, [d.message for d in report.details]
+    assert not report.all_passed
+
+
+def test_every_check_runs_after_a_crash(lru: TaskSpec) -> None:
+    # put(1, 1) happens only in the first check: it kills the process; the second check
+    # must still run (and pass) in a fresh one.
+    code = GOOD + (
+        "\nimport os\n_orig = LRUCache.put\n"
+        "def _put(self, k, v):\n    if (k, v) == (1, 1):\n        os._exit(3)\n"
+        "    _orig(self, k, v)\n"
+        "LRUCache.put = _put\n")
+    report = run_tests(lru, code)
+    assert [d.passed for d in report.details] == [False, True]
+    assert "exited with code 3" in report.details[0].message
+
+
+def test_timeouts_kill_and_the_next_check_still_runs(lru: TaskSpec) -> None:
+    code = GOOD + (
+        "\n_orig = LRUCache.get\n"
+        "def _get(self, k):\n    if k == 4:\n        while True: pass\n    return _orig(self, k)\n"
+        "LRUCache.get = _get\n")
+    started = time.monotonic()
+    report = run_tests(lru, code)
+    assert [d.passed for d in report.details] == [False, True]
+    assert "timed out" in report.details[0].message
+    assert time.monotonic() - started < 2 * lru.check_timeout_s + 3
+
+
+def test_child_that_sleeps_does_not_survive(lru: TaskSpec) -> None:
+    token = f"{secrets.randbelow(10**9) + 10**9}"
+    code = (
+        "import subprocess\n"
+        f"subprocess.Popen(['sleep', '{token}'])\n"
+        f"subprocess.Popen(['sh', '-c', 'sleep {token}1 & sleep {token}2'])\n" + GOOD)
+    report = run_tests(lru, code)
+    assert report.all_passed  # a correct solution still passes…
+    time.sleep(0.2)
+    assert processes_with(token) == []  # …and nothing it started is left
+
+
+def test_hung_candidate_with_a_child_leaves_nothing(lru: TaskSpec) -> None:
+    token = f"{secrets.randbelow(10**9) + 10**9}"
+    code = f"import subprocess\nsubprocess.Popen(['sleep', '{token}'])\nwhile True:\n    pass\n"
+    report = run_tests(lru, code)
+    assert report.passed == 0
+    time.sleep(0.2)
+    assert processes_with(token) == []
+
+
+def test_candidate_exceptions_become_failed_checks_with_reason(lru: TaskSpec) -> None:
+    code = "class LRUCache:\n    def __init__(self, c):\n        raise KeyError('boom')\n"
+    report = run_tests(lru, code)
+    assert report.passed == 0
+    assert "candidate raised KeyError" in report.details[0].message
+
+
+def test_output_is_captured_capped_and_kept_as_evidence(lru: TaskSpec) -> None:
+    code = "import sys\nprint('hello from candidate')\nsys.stdout.write('x' * 300000)\n" + GOOD
+    report = run_tests(lru, code)
+    assert report.all_passed
+    assert report.stdout.startswith("hello from candidate")
+    assert "more bytes dropped" in report.stdout
+    assert len(report.stdout) < 70_000
+
+
+def test_candidate_sees_a_cleared_environment(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
+    monkeypatch.setenv("BENCHRIG_TEST_SECRET", "hunter2-secret")
+    code = "import os\nprint(sorted(os.environ.items()))\n" + GOOD
+    report = run_tests(lru, code)
+    assert "hunter2-secret" not in report.stdout
+    assert report.all_passed
+
+
+def test_sandbox_workdir_is_removed(lru: TaskSpec) -> None:
+    code = "import os\nprint('CWD=' + os.getcwd())\n" + GOOD
+    report = run_tests(lru, code)
+    cwd = report.stdout.split("CWD=")[1].split()[0]
+    assert not os.path.exists(cwd)

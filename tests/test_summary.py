@@ -1,0 +1,60 @@
+"""The per-model table: means over known values, pass rates, the three output formats."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+from typing import Any
+
+from benchrig.summary import model_rows, render_csv, render_markdown, render_text
+from tests.conftest import ROOT
+
+EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+
+
+def result(model: str, outcome: str, tps: float | None, ttft: float | None,
+           cost: float | None = None, floored: bool = False) -> dict[str, Any]:
+    r = copy.deepcopy(EXAMPLE)
+    r.update(model=model, result=outcome, pass_at_1=outcome == "pass", agent="llamacpp")
+    r["metrics"].update(tokens_per_s=tps, ttft_ms=ttft, wall_s=2.0, cost_usd=cost,
+                        tokens_per_s_floored=floored)
+    return r
+
+
+RESULTS = [
+    result("a", "pass", 100.0, 200.0, 0.01),
+    result("a", "fail", 50.0, None, None),
+    result("a", "error", None, None, None),
+    result("a", "no-test", 60.0, 400.0, 0.03),
+    result("b", "pass", 3000.0, 1.0, None, floored=True),
+]
+
+
+def test_rows_average_only_known_values() -> None:
+    a, b = model_rows(RESULTS)
+    assert (a.model, a.runs, a.passed, a.failed, a.errors, a.no_test) == ("a", 4, 1, 1, 1, 1)
+    assert a.pass_rate == 1 / 3  # no-test is not scored
+    assert a.tokens_per_s == 70.0  # mean of 100, 50, 60; the error has none
+    assert a.ttft_ms == 300.0
+    assert a.cost_usd == 0.02
+    assert b.tokens_per_s_floored and b.cost_usd is None
+
+
+def test_text_table_marks_floored_rates_and_unknowns() -> None:
+    text = render_text(model_rows(RESULTS))
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["model", "agent", "runs"]
+    assert "33% (1/3), 1 error" in lines[2]
+    assert "~3000.0" in lines[3]
+    assert "—" in lines[3]  # unknown cost is shown as unknown, not 0
+
+
+def test_markdown_and_csv() -> None:
+    rows = model_rows(RESULTS)
+    md = render_markdown(rows).splitlines()
+    assert md[0].startswith("| model | agent |") and md[1].startswith("|---|")
+    table = list(csv.DictReader(io.StringIO(render_csv(rows))))
+    assert table[1]["eval_tok_sec_floored"] == "true"
+    assert table[0]["cost_usd"] == "0.020000" and table[1]["cost_usd"] == ""
