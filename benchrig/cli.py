@@ -10,7 +10,7 @@ import typer
 
 from benchrig import paths
 from benchrig.errors import BenchRigError, TaskError
-from benchrig.ui import AttemptProgress, error
+from benchrig.ui import AttemptProgress, error, info
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
@@ -113,6 +113,42 @@ def summary(
         error("no results to summarize")
         raise typer.Exit(1)
     typer.echo(RENDERERS[format_](model_rows(loaded.results)), nl=False)
+
+
+@app.command()
+def serve(
+    model: Annotated[str, typer.Option("--model", "-m",
+        help="smollm2 or the path to a .gguf file.")] = "smollm2",
+    port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one).")
+                    ] = None,
+    context_size: Annotated[int, typer.Option(min=256)] = 8192,
+    threads: Annotated[int | None, typer.Option(min=1)] = None,
+    chat_format: Annotated[str, typer.Option(help="llama-cpp-python chat format.")] = "chatml",
+) -> None:
+    """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
+    import signal
+
+    from benchrig.serve import EmbeddedServer, ServerConfig
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)  # stop cleanly when a supervisor terminates us
+    server = EmbeddedServer(ServerConfig(model=model, port=port, context_size=context_size,
+                                         threads=threads, chat_format=chat_format))
+    info(f"starting {server.model_path.name} on 127.0.0.1:{server.port} …")
+    with server:
+        typer.echo(server.base_url)
+        info(f"serving model {server.alias!r} at {server.base_url} "
+             f"({server.threads} threads, chat format {chat_format}); Ctrl-C stops it")
+        assert server.proc is not None
+        try:
+            code = server.proc.wait()
+        except KeyboardInterrupt:
+            info("stopping")
+            return
+    error(f"the server stopped by itself (exit code {code})")
+    raise typer.Exit(1)
 
 
 @app.command("list")

@@ -45,6 +45,10 @@ class AttemptProgress:
             self._status.update(f"{self.label}: {self._phase} · {count} tokens")
 
 
+def info(text: str) -> None:
+    stderr.print(text)
+
+
 def warn(text: str) -> None:
     stderr.print(f"[yellow]warning:[/yellow] {text}")
 
