@@ -122,19 +122,29 @@ def rule_exact_or_contains(task: TaskSpec, answer: str) -> tuple[Outcome, str | 
 Rule = Callable[[TaskSpec, str], tuple[Outcome, str | None]]
 
 
+def no_answer(kind: str, names: list[str], transcript: Transcript,
+              settings: Settings) -> Verdict | None:
+    """A response that ended inside the thinking has no answer: every check fails. Cut off
+    there by the token limit (not a normal stop), it is `truncated_thinking`."""
+    if not final_text(transcript.answer, transcript.thinking).ended_in_thinking:
+        return None
+    cut_off = transcript.finish_reason != "stop"
+    message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
+               "no answer" if cut_off else "the response ended inside <think>: no answer")
+    return Verdict("fail", tuple(CheckDetail(n, False, message, 0.0) for n in names), message,
+                   truncated=cut_off, truncated_thinking=cut_off,
+                   evidence={"check": kind, "extracted": None})
+
+
 def score(task: TaskSpec, transcript: Transcript, settings: Settings, rule: Rule) -> Verdict:
     """Answer after </think> → evaluator layer → the rule; with evidence for an audit."""
     kind = str(task.check["type"])
+    empty = no_answer(kind, [kind], transcript, settings)
+    if empty is not None:
+        return empty
     answer = final_text(transcript.answer, transcript.thinking)
     cut = transcript.finish_reason == "length"
     evidence: dict[str, Any] = {"check": kind, "answer_chars": len(answer.text)}
-    if answer.ended_in_thinking:
-        cut_off = transcript.finish_reason != "stop"
-        message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
-                   "no answer" if cut_off else "the response ended inside <think>: no answer")
-        return Verdict("fail", (CheckDetail(kind, False, message, 0.0),), message,
-                       truncated=cut_off, truncated_thinking=cut_off,
-                       evidence={**evidence, "extracted": None})
     outcome, candidate = rule(task, answer.text)
     name = known_evaluator(task.frontmatter.get("evaluator"), task.id)
     decision = (evaluate(name, candidate, _expected(task)) if candidate is not None

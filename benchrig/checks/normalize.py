@@ -16,13 +16,13 @@ _FRAC = re.compile(r"\\[dt]?frac\s*(?:\{([^{}]*)\}|(\d))\s*(?:\{([^{}]*)\}|(\d))
 _WRAPPERS = re.compile(
     r"\\(?:boxed|fbox|text|textbf|textit|textrm|mathrm|mathbf|mathit|mbox|operatorname|emph|"
     r"displaystyle|underline|overline)\s*\{([^{}]*)\}")
-_SYMBOLS = (
-    (r"\%", "%"), (r"\$", "$"), (r"\&", "&"), (r"\#", "#"), (r"\_", "_"),
-    (r"\times", "×"), (r"\cdot", "·"), (r"\div", "÷"), (r"\approx", "≈"), (r"\pm", "±"),
-    (r"\leq", "≤"), (r"\geq", "≥"), (r"\le", "≤"), (r"\ge", "≥"), (r"\neq", "≠"),
-    (r"\to", "→"), (r"\rightarrow", "→"), (r"\implies", "⇒"), (r"^{\circ}", "°"),
-    (r"\circ", "°"), (r"{,}", ","), (r"\left", ""), (r"\right", ""),
-)
+_ESCAPED = (("\\%", "%"), ("\\$", "$"), ("\\&", "&"), ("\\#", "#"), ("\\_", "_"),
+            ("^{\\circ}", "°"), ("{,}", ","))
+_COMMANDS = {"times": "×", "cdot": "·", "div": "÷", "approx": "≈", "pm": "±", "leq": "≤",
+             "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "to": "→", "rightarrow": "→",
+             "implies": "⇒", "circ": "°", "left": "", "right": ""}
+_COMMAND = re.compile(r"\\(" + "|".join(sorted(_COMMANDS, key=len, reverse=True)) +
+                      r")(?![A-Za-z])")
 _SPACES = re.compile(r"\\[,;:! ]|\\quad|\\qquad|~")
 _MATH_DELIMITERS = re.compile(r"\$\$?|\\\(|\\\)|\\\[|\\\]")
 
@@ -47,8 +47,9 @@ def simplify_latex(text: str) -> str:
         text = _FRAC.sub(lambda m: f"{m.group(1) or m.group(2)}/{m.group(3) or m.group(4)}",
                          text)
         text = _WRAPPERS.sub(lambda m: m.group(1), text)
-    for latex, plain in _SYMBOLS:
+    for latex, plain in _ESCAPED:
         text = text.replace(latex, plain)
+    text = _COMMAND.sub(lambda m: _COMMANDS[m.group(1)], text)
     text = _SPACES.sub(" ", text)
     text = _MATH_DELIMITERS.sub(" ", text)
     return re.sub(r"\\[A-Za-z]+", " ", text).replace("{", "").replace("}", "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchrig.checks.answers import final_answer_value
+from benchrig.checks.answers import final_answer_value, no_answer
 from benchrig.checks.coding import CheckDetail
 from benchrig.checks.judge import Verdict, checker
 from benchrig.checks.normalize import clean, collapse, final_text
@@ -91,26 +91,12 @@ def _verdict(kind: str, details: list[CheckDetail], evidence: dict[str, Any],
                    evidence=evidence)
 
 
-def _no_answer(task: TaskSpec, names: list[str], transcript: Transcript,
-               settings: Settings) -> Verdict | None:
-    """A response that ended inside <think> has no answer: every check fails."""
-    answer = final_text(transcript.answer, transcript.thinking)
-    if not answer.ended_in_thinking:
-        return None
-    cut_off = transcript.finish_reason != "stop"
-    message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
-               "no answer" if cut_off else "the response ended inside <think>: no answer")
-    return Verdict("fail", tuple(CheckDetail(n, False, message, 0.0) for n in names), message,
-                   truncated=cut_off, truncated_thinking=cut_off,
-                   evidence={"check": task.check["type"]})
-
-
 @checker("declension")
 def check_declension(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
     """Each of the seven cases must be given one of its accepted forms, exactly (diacritics
     included, letter case ignored)."""
     accepted: dict[str, list[str]] = {k: list(v) for k, v in task.check["cases"].items()}
-    empty = _no_answer(task, list(accepted), transcript, settings)
+    empty = no_answer("declension", list(accepted), transcript, settings)
     if empty is not None:
         return empty
     given = case_lines(final_text(transcript.answer, transcript.thinking).text)
@@ -146,7 +132,7 @@ def check_choices(task: TaskSpec, transcript: Transcript, settings: Settings) ->
     given two different letters is wrong."""
     expected = {str(k): str(v).upper() for k, v in task.check["answers"].items()}
     names = [f"item {k}" for k in expected]
-    empty = _no_answer(task, names, transcript, settings)
+    empty = no_answer("choices", names, transcript, settings)
     if empty is not None:
         return empty
     value = final_answer_value(final_text(transcript.answer, transcript.thinking).text)
@@ -187,7 +173,7 @@ def check_summary(task: TaskSpec, transcript: Transcript, settings: Settings) ->
     facts: list[dict[str, Any]] = list(task.check.get("facts") or [])
     low, high = task.check.get("min_words"), task.check["max_words"]
     names = ["word count", *(f"fact: {f['name']}" for f in facts)]
-    empty = _no_answer(task, names, transcript, settings)
+    empty = no_answer("summary", names, transcript, settings)
     if empty is not None:
         return empty
     text = summary_text(final_text(transcript.answer, transcript.thinking).text)
