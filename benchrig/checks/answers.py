@@ -96,10 +96,12 @@ def rule_final_answer(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]
 def rule_regex(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]:
     conclusion = tail(answer)
     patterns = list(task.check["patterns"])
-    missing = [p for p in patterns if not re.search(p, conclusion, re.IGNORECASE)]
+    missing = [str(i) for i, p in enumerate(patterns, 1)
+               if not re.search(p, conclusion, re.IGNORECASE)]
     if missing:
         return Outcome(False, conclusion, f"the last {TAIL_CHARS} characters of the answer do "
-                       f"not match {len(missing)} of {len(patterns)} patterns"), value_text(answer)
+                       f"not match pattern {', '.join(missing)} of {len(patterns)}"
+                       ), value_text(answer)
     return (Outcome(True, conclusion, f"all {len(patterns)} patterns match the conclusion",
                     " & ".join(patterns)), value_text(answer))
 
