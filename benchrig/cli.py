@@ -10,7 +10,7 @@ import typer
 
 from benchrig import paths
 from benchrig.errors import BenchRigError, TaskError
-from benchrig.ui import AttemptProgress, error, info
+from benchrig.ui import RunProgress, error, info
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
@@ -50,8 +50,8 @@ def run(
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.drivers import get_driver
+    from benchrig.report import render_text
     from benchrig.runner import Overrides, matrix, run_attempt, settings_for
-    from benchrig.summary import model_rows, render_text
 
     chosen = _load(tasks or [], suite or [])
     if not chosen:
@@ -64,19 +64,21 @@ def run(
     out_dir = results_dir or paths.results_dir()
     plan = list(matrix(chosen, models, runs))
     results = []
-    for index, (task, name, _) in enumerate(plan, 1):
-        label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
-        with AttemptProgress(label) as progress:
+    with RunProgress(len(plan)) as bar:
+        for index, (task, name, _) in enumerate(plan, 1):
+            label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             attempt = run_attempt(task, name, engine, provider, settings_for(task, overrides),
-                                  out_dir, agent=driver, progress=progress)
-        r = attempt.result
-        checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if r["checks"][
-            "total"] else ""
-        typer.echo(f"{task.id} {name} {driver}: {r['result']}{checks} — {r['notes']} "
-                   f"→ {attempt.path}")
-        results.append(r)
+                                  out_dir, agent=driver, progress=bar.attempt(label))
+            bar.advance()
+            r = attempt.result
+            checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if r[
+                "checks"]["total"] else ""
+            flag = " ⚠ truncated" if r["truncated"] else ""
+            typer.echo(f"{task.id} {name} {driver}: {r['result']}{checks}{flag} — "
+                       f"{r['notes']} → {attempt.path}")
+            results.append(r)
     typer.echo("")
-    typer.echo(render_text(model_rows(results)), nl=False)
+    typer.echo(render_text(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
 
@@ -98,21 +100,29 @@ def summary(
     paths_: Annotated[list[Path] | None, typer.Argument(metavar="[PATHS]...",
         help="Result files or folders (default: results/).")] = None,
     format_: Annotated[str, typer.Option("--format", "-f",
-        help="table, markdown or csv.")] = "table",
+        help="table (text), markdown (the report) or csv (one row per model).")] = "table",
+    table_only: Annotated[bool, typer.Option("--table-only",
+        help="Only the per-model table, without the scorecards.")] = False,
 ) -> None:
-    """Per-model table from results/*.json (EXAMPLE.json ignored; invalid files named)."""
+    """Per-model table, then per-suite scorecards, from results/*.json (EXAMPLE.json
+    ignored; invalid files named)."""
+    from benchrig import report, summary
     from benchrig.result import load_results
-    from benchrig.summary import RENDERERS, model_rows
 
-    if format_ not in RENDERERS:
-        raise BenchRigError(f"unknown format {format_!r}; choose one of {', '.join(RENDERERS)}")
+    if format_ not in report.RENDERERS:
+        raise BenchRigError(f"unknown format {format_!r}; choose one of "
+                            f"{', '.join(report.RENDERERS)}")
     loaded = load_results(paths_ or [paths.results_dir()])
     for path, reason in loaded.rejected:
         error(f"{path}: skipped, not a valid result: {reason}")
     if not loaded.results:
         error("no results to summarize")
         raise typer.Exit(1)
-    typer.echo(RENDERERS[format_](model_rows(loaded.results)), nl=False)
+    if table_only:
+        text = summary.RENDERERS[format_](summary.model_rows(loaded.results))
+    else:
+        text = report.RENDERERS[format_](loaded.results)
+    typer.echo(text, nl=False)
 
 
 @app.command()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 TOKENS_PER_S_FLOOR_S = 0.001
@@ -29,6 +29,8 @@ class Metrics:
     cost_source: str | None = None
     load_time_s: float | None = None
     engine: dict[str, Any] = field(default_factory=dict)
+    thinking_tokens: int | None = None
+    thinking_tokens_source: TokenSource | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -50,3 +52,16 @@ def think_time(ttft_ms: float | None, answer_ttft_ms: float | None) -> float | N
     if ttft_ms is None or answer_ttft_ms is None:
         return None
     return max(0.0, (answer_ttft_ms - ttft_ms) / 1000.0)
+
+
+def with_thinking_tokens(metrics: Metrics, thinking: str, answer: str) -> Metrics:
+    """Fill `thinking_tokens` when the driver did not: 0 without thinking, else the share
+    of `output_tokens` that the thinking has of the characters (`estimated`)."""
+    if metrics.thinking_tokens is not None or metrics.output_tokens is None:
+        return metrics
+    if not thinking:
+        return replace(metrics, thinking_tokens=0, thinking_tokens_source=metrics.
+                       output_tokens_source)
+    share = len(thinking) / (len(thinking) + len(answer))
+    return replace(metrics, thinking_tokens=round(metrics.output_tokens * share),
+                   thinking_tokens_source="estimated")

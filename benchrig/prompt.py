@@ -17,6 +17,10 @@ CODING_AGENT = (
     "Write the complete solution to the file `{file}` in the current directory. It must be "
     "importable as a module. Do not write tests; do not ask questions."
 )
+# Answer checks that read a marker line: the prompt says so, once, for every such task.
+ANSWER_TAILS = {
+    "final_answer": "End your reply with one last line of the form `Final answer: <answer>`.",
+}
 SYSTEM = {
     "coding": "You are an expert Python programmer.",
 }
@@ -31,6 +35,8 @@ def render(task: TaskSpec, mode: Mode = "chat") -> tuple[Message, ...]:
     if task.suite == "coding":
         tail = CODING_AGENT.format(file=task.solution_file) if mode == "agent" else CODING_CHAT
         body = f"{body}\n\n{tail}"
+    elif task.check_type in ANSWER_TAILS:
+        body = f"{body}\n\n{ANSWER_TAILS[task.check_type]}"
     messages: list[Message] = []
     if task.suite in SYSTEM and mode == "chat":
         messages.append({"role": "system", "content": SYSTEM[task.suite]})

@@ -15,10 +15,11 @@ from benchrig.checks.judge import Verdict, judge
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
 from benchrig.errors import DriverError
-from benchrig.metrics import Metrics
+from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
 from benchrig.result import excerpt, result_path, utc_now, validate, write_atomic
 from benchrig.spec import TaskSpec
+from benchrig.suites import think_default
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONTEXT = 4096
@@ -50,7 +51,7 @@ def settings_for(task: TaskSpec, overrides: Overrides) -> Settings:
         temperature=pick(overrides.temperature, task.temperature, 0.0),
         max_tokens=pick(overrides.max_tokens, task.max_tokens, DEFAULT_MAX_TOKENS),
         context_size=pick(overrides.context_size, DEFAULT_CONTEXT),
-        think=pick(overrides.think, task.think),
+        think=pick(overrides.think, task.think, think_default(task.suite)),
         threads=overrides.threads,
         timeout_s=float(task.timeout_s),
     )
@@ -61,7 +62,8 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
             error: DriverError | None, verdict: Verdict | None, check_s: float | None,
             ) -> dict[str, Any]:
     transcript = output.transcript if output else None
-    metrics = (output.metrics if output else Metrics()).to_json()
+    metrics = (with_thinking_tokens(output.metrics, transcript.thinking, transcript.answer)
+               if output and transcript else Metrics()).to_json()
     metrics["check_s"] = check_s
     if error is not None:
         outcome, notes = "error", f"{error.kind}: {error.message}"
@@ -95,6 +97,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
             ],
         },
         "truncated": bool(verdict and verdict.truncated),
+        "truncated_thinking": bool(verdict and verdict.truncated_thinking),
         "finish_reason": transcript.finish_reason if transcript else None,
         "answer_excerpt": excerpt(transcript.answer) if transcript else "",
         "error": {"kind": error.kind, "message": error.message} if error else None,

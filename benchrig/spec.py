@@ -14,6 +14,7 @@ from typing import Any
 import frontmatter
 import yaml
 
+from benchrig.checks.config import check_problems
 from benchrig.errors import TaskError
 from benchrig.paths import tasks_dir
 from benchrig.schemas import problems as schema_problems
@@ -116,6 +117,8 @@ def load_task(path: Path) -> TaskSpec:
     if not meta:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
     problems = [f"{label}: {p}" for p in schema_problems("task", meta)]
+    if not problems:
+        problems = [f"{label}: {p}" for p in check_problems(meta)]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")

@@ -1,11 +1,21 @@
-"""Progress on stderr: a live status line on a terminal, plain phase lines elsewhere."""
+"""Progress on stderr: a live bar or status line on a terminal, plain phase lines elsewhere."""
 
 from __future__ import annotations
 
+import sys
 import time
 from types import TracebackType
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.status import Status
 
 stderr = Console(stderr=True, highlight=False)
@@ -55,3 +65,65 @@ def warn(text: str) -> None:
 
 def error(text: str) -> None:
     stderr.print(f"[red]error:[/red] {text}", soft_wrap=True)
+
+
+class RunProgress:
+    """A progress bar over every attempt of a run, with what the current one is doing.
+
+    On a terminal it is a live rich bar on stderr; elsewhere each phase is a plain line.
+    Verdict lines printed to stdout meanwhile appear above the bar when stdout is the same
+    terminal, and go to stdout untouched when it is redirected.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> RunProgress:
+        if stderr.is_terminal:
+            self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
+                                 redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
+            self._bar.start()
+            self._task = self._bar.add_task("starting", total=self.total)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def attempt(self, label: str) -> AttemptLine:
+        return AttemptLine(self, label)
+
+    def show(self, text: str) -> None:
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, description=text)
+        else:
+            stderr.print(text)
+
+    def advance(self) -> None:
+        self.done += 1
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, completed=self.done)
+
+
+class AttemptLine:
+    """One attempt's phase and token count, drawn in the run's progress bar."""
+
+    def __init__(self, run: RunProgress, label: str) -> None:
+        self.run, self.label = run, label
+        self._phase = "starting"
+        self._last = 0.0
+
+    def phase(self, text: str) -> None:
+        self._phase = text
+        self.run.show(f"{self.label}: {text}")
+
+    def tokens(self, count: int) -> None:
+        now = time.monotonic()
+        if self.run._bar is not None and now - self._last > 0.1:
+            self._last = now
+            self.run.show(f"{self.label}: {self._phase} · {count} tokens")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Per-model table from results/*.json: `summary.py [--format table|markdown|csv] [paths]`."""
+"""Per-model table, then per-suite scorecards, from results/*.json:
+`summary.py [--format table|markdown|csv] [--table-only] [paths]`."""
 
 from __future__ import annotations
 

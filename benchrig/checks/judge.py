@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ class Verdict:
     details: tuple[CheckDetail, ...] = ()
     notes: str = ""
     truncated: bool = False
+    truncated_thinking: bool = False
     isolation: str | None = None
     code_source: str | None = None
     sandbox_error: str | None = None
@@ -34,6 +36,8 @@ class Verdict:
 
 Checker = Callable[[TaskSpec, Transcript, Settings], Verdict]
 CHECKERS: dict[str, Checker] = {}
+# Modules whose checkers register themselves on import (loaded when first needed).
+BUILTIN_MODULES = ("benchrig.checks.answers", "benchrig.checks.polish")
 
 
 def checker(name: str) -> Callable[[Checker], Checker]:
@@ -87,6 +91,8 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
 
 
 def judge(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
     kind = task.check_type
     if kind is None:
         return Verdict("no-test", notes="the task has no check")

@@ -7,6 +7,7 @@ from pathlib import Path
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.errors import DriverError, UsageError
 from benchrig.metrics import Metrics
+from benchrig.thinking import ThinkSplitter
 
 
 class ReplayDriver:
@@ -28,8 +29,11 @@ class ReplayDriver:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise DriverError("infra", f"cannot read answer file {path}: {exc}") from None
+        splitter = ThinkSplitter()  # the file is a raw response: <think> is split as live
+        splitter.feed(text, 0.0)
+        splitter.finish(0.0)
         return DriverOutput(
-            transcript=Transcript(answer=text),
+            transcript=Transcript(answer=splitter.answer, thinking=splitter.thinking),
             metrics=Metrics(),
             runtime={"name": "replay", "version": None, "answer_file": str(path)},
         )

@@ -1,0 +1,189 @@
+"""Answer checks of the reasoning suite: `final_answer`, `regex`, `exact_or_contains`.
+
+Only the answer counts — what follows `</think>`. A response that ended inside the
+thinking has no answer. The optional `evaluator` (numeric, numeric_text) decides first
+when both sides are numbers; otherwise the check type decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from benchrig.checks.coding import CheckDetail
+from benchrig.checks.evaluators import Decision, evaluate, known_evaluator
+from benchrig.checks.judge import Verdict, checker
+from benchrig.checks.normalize import (
+    TAIL_CHARS,
+    clean,
+    final_text,
+    normalize,
+    numbers_in,
+    parse_number,
+    tail,
+)
+from benchrig.drivers.base import Settings, Transcript
+from benchrig.spec import TaskSpec
+
+MARKER = re.compile(r"final\s+answer\s*[:：]", re.IGNORECASE)
+TRAILING = ".!;,。 \t"
+EXTRACT_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one rule found in the answer and whether it is right."""
+
+    passed: bool
+    extracted: str | None
+    message: str
+    matched: str | None = None
+
+
+def value_text(text: str) -> str:
+    """A short answer as a person reads it: no Markdown or LaTeX, no trailing period."""
+    return clean(text).strip().rstrip(TRAILING).strip()
+
+
+def final_answer_value(answer: str) -> str | None:
+    """The value of the last `Final answer:` line (or the next non-empty line when the
+    marker stands alone); None when there is no marker."""
+    text = clean(answer)
+    markers = list(MARKER.finditer(text))
+    if not markers:
+        return None
+    rest = text[markers[-1].end():]
+    first, _, after = rest.partition("\n")
+    if not first.strip():
+        first = next((line for line in after.splitlines() if line.strip()), "")
+    return value_text(first)
+
+
+def full_match(patterns: list[str], text: str) -> str | None:
+    """The first accepted pattern that `text` (normalized) matches in full."""
+    subject = normalize(text)
+    return next((p for p in patterns if re.fullmatch(p, subject, re.IGNORECASE)), None)
+
+
+def contains(expected: str, text: str) -> bool:
+    """`expected` in `text` as a whole: a number by its exact value, never as part of a
+    longer number (11/60 is not 1/6, 1114.60 is not 114.6); words as whole words."""
+    value = parse_number(normalize(expected))
+    if value is not None:
+        return value in numbers_in(text)
+    phrase = re.escape(normalize(expected))
+    return re.search(rf"(?<!\w){phrase}(?!\w)", text, re.IGNORECASE) is not None
+
+
+def _expected(task: TaskSpec) -> str:
+    return str(task.frontmatter["expected"])
+
+
+def rule_final_answer(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]:
+    value = final_answer_value(answer)
+    if value is None:
+        return Outcome(False, None, "no 'Final answer:' line: no answer"), None
+    accept = list(task.check.get("accept") or [re.escape(normalize(_expected(task)))])
+    matched = full_match(accept, value)
+    if matched is not None:
+        return Outcome(True, value, f"final answer {value!r} accepted", matched), value
+    return Outcome(False, value, f"final answer {value!r} is not an accepted answer "
+                   f"(expected {_expected(task)!r})"), value
+
+
+def rule_regex(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]:
+    conclusion = tail(answer)
+    patterns = list(task.check["patterns"])
+    missing = [str(i) for i, p in enumerate(patterns, 1)
+               if not re.search(p, conclusion, re.IGNORECASE)]
+    if missing:
+        return Outcome(False, conclusion, f"the last {TAIL_CHARS} characters of the answer do "
+                       f"not match pattern {', '.join(missing)} of {len(patterns)}"
+                       ), value_text(answer)
+    return (Outcome(True, conclusion, f"all {len(patterns)} patterns match the conclusion",
+                    " & ".join(patterns)), value_text(answer))
+
+
+def rule_exact_or_contains(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]:
+    expected = _expected(task)
+    whole = value_text(answer)
+    if normalize(whole).casefold() == normalize(expected).casefold():
+        return Outcome(True, whole, "the answer is exactly the expected one", "exact"), whole
+    marked = final_answer_value(answer)
+    where, scope = ("the final answer line", marked) if marked is not None else (
+        f"the last {TAIL_CHARS} characters", tail(answer))
+    found = contains(expected, normalize(scope))
+    verb = ("contain" if found else "do not contain") if marked is None else (
+        "contains" if found else "does not contain")
+    return Outcome(found, scope, f"{where} {verb} {expected!r}",
+                   "contains" if found else None), whole
+
+
+Rule = Callable[[TaskSpec, str], tuple[Outcome, str | None]]
+
+
+def no_answer(kind: str, names: list[str], transcript: Transcript,
+              settings: Settings) -> Verdict | None:
+    """A response that ended inside the thinking has no answer: every check fails. Cut off
+    there by the token limit (not a normal stop), it is `truncated_thinking`."""
+    if not final_text(transcript.answer, transcript.thinking).ended_in_thinking:
+        return None
+    cut_off = transcript.finish_reason != "stop"
+    message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
+               "no answer" if cut_off else "the response ended inside <think>: no answer")
+    return Verdict("fail", tuple(CheckDetail(n, False, message, 0.0) for n in names), message,
+                   truncated=cut_off, truncated_thinking=cut_off,
+                   evidence={"check": kind, "extracted": None})
+
+
+def score(task: TaskSpec, transcript: Transcript, settings: Settings, rule: Rule) -> Verdict:
+    """Answer after </think> → evaluator layer → the rule; with evidence for an audit."""
+    kind = str(task.check["type"])
+    empty = no_answer(kind, [kind], transcript, settings)
+    if empty is not None:
+        return empty
+    answer = final_text(transcript.answer, transcript.thinking)
+    cut = transcript.finish_reason == "length"
+    evidence: dict[str, Any] = {"check": kind, "answer_chars": len(answer.text)}
+    outcome, candidate = rule(task, answer.text)
+    name = known_evaluator(task.frontmatter.get("evaluator"), task.id)
+    decision = (evaluate(name, candidate, _expected(task)) if candidate is not None
+                else Decision(name, None))
+    if decision.passed is not None:
+        verb = "equals" if decision.passed else "is not"
+        outcome = Outcome(decision.passed, candidate,
+                          f"{name}: {decision.answer_value} {verb} {decision.expected_value}",
+                          f"evaluator:{name}")
+    evidence.update(extracted=None if outcome.extracted is None
+                    else outcome.extracted[-EXTRACT_CHARS:],
+                    matched=outcome.matched, evaluator=name,
+                    evaluator_decided=decision.passed is not None)
+    truncated = cut and not outcome.passed
+    notes = outcome.message
+    if truncated:
+        notes = (f"Response truncated at num_predict={settings.max_tokens} before the answer "
+                 f"was complete; {notes}")
+    return Verdict("pass" if outcome.passed else "fail",
+                   (CheckDetail(kind, outcome.passed, outcome.message, 0.0),), notes,
+                   truncated=truncated, evidence=evidence)
+
+
+@checker("final_answer")
+def check_final_answer(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+    """The last `Final answer:` line must match an accepted pattern in full."""
+    return score(task, transcript, settings, rule_final_answer)
+
+
+@checker("regex")
+def check_regex(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+    """Every pattern must match the conclusion: the last 300 normalized characters."""
+    return score(task, transcript, settings, rule_regex)
+
+
+@checker("exact_or_contains")
+def check_exact_or_contains(task: TaskSpec, transcript: Transcript,
+                            settings: Settings) -> Verdict:
+    """The answer is the expected one, or its conclusion contains it as a whole."""
+    return score(task, transcript, settings, rule_exact_or_contains)

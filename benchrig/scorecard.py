@@ -1,0 +1,267 @@
+"""Results → scorecards: per model and suite, pass rates with their range over the runs, the
+coding task and assertion levels, speed figures, TTFT, truncation, and the composite score.
+
+Runs: the k-th attempt of a task (by start time) belongs to run k, so `--runs 3` gives
+three runs whether it ran in one command or three. A suite's interval is the range
+(min–max) of its per-run rates.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchrig.suites import COMPOSITE, SUITES
+
+Result = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Span:
+    """The range of a figure over the runs: (lowest run, highest run, number of runs)."""
+
+    low: float
+    high: float
+    runs: int
+
+
+@dataclass(frozen=True)
+class SpeedFigures:
+    """One speed task over its attempts: decode and prefill rates, TTFT, tokens, stops."""
+
+    task: str
+    attempts: int
+    decode_tps: float | None
+    decode_floored: bool
+    decode_span: Span | None
+    prefill_tps: float | None
+    avg_ttft_s: float | None
+    output_tokens: float | None
+    finish_reasons: dict[str, int]
+
+
+@dataclass(frozen=True)
+class SuiteCard:
+    """One suite of one model: what passed, how it was measured, what went wrong."""
+
+    suite: str
+    attempts: int
+    runs: int
+    tasks: int
+    passed: int
+    scored: int
+    errors: int
+    checks_passed: int
+    checks_total: int
+    truncated: int
+    truncated_thinking: int
+    avg_ttft_s: float | None
+    rate_span: Span | None = None
+    checks_span: Span | None = None
+    thinking_tokens: int | None = None
+    output_tokens: int | None = None
+    decode_tps: float | None = None
+    decode_floored: bool = False
+    decode_span: Span | None = None
+    prefill_tps: float | None = None
+    finish_reasons: dict[str, int] = field(default_factory=dict)
+    max_checks: int = 0
+    avg_output_tokens: float | None = None
+    speed: tuple[SpeedFigures, ...] = ()
+
+    @property
+    def rate(self) -> float | None:
+        """Task level: passed ÷ scored attempts (an error counts as not passed)."""
+        return self.passed / self.scored if self.scored else None
+
+    @property
+    def checks_rate(self) -> float | None:
+        return self.checks_passed / self.checks_total if self.checks_total else None
+
+    @property
+    def score(self) -> float | None:
+        """What the composite averages: coding at assertion level (`coding_pass_rate`),
+        other answer-scored suites at task level; speed and tool use have none."""
+        if self.suite not in COMPOSITE:
+            return None
+        return self.checks_rate if self.suite == "coding" else self.rate
+
+    @property
+    def score_span(self) -> Span | None:
+        return self.checks_span if self.suite == "coding" else self.rate_span
+
+    @property
+    def thinking_share(self) -> float | None:
+        if self.thinking_tokens is None or not self.output_tokens:
+            return None
+        return self.thinking_tokens / self.output_tokens
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """Every suite of one model as driven by one agent or runtime, and the composite."""
+
+    model: str
+    agent: str
+    suites: dict[str, SuiteCard]
+    composite: float | None
+    composite_span: Span | None
+    composite_suites: tuple[str, ...]
+    avg_ttft_s: float | None
+    truncated: int
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def _ttft_s(result: Result) -> float | None:
+    ttft = result["metrics"].get("ttft_ms")
+    return None if ttft is None else ttft / 1000.0
+
+
+def by_run(results: list[Result]) -> list[list[Result]]:
+    """Attempts grouped into runs: the k-th attempt of each task (by start time) → run k."""
+    per_task: dict[str, list[Result]] = {}
+    for result in sorted(results, key=lambda r: (r["started_at"], r["run_id"])):
+        per_task.setdefault(result["task"], []).append(result)
+    runs: list[list[Result]] = []
+    for attempts in per_task.values():
+        for index, result in enumerate(attempts):
+            if index == len(runs):
+                runs.append([])
+            runs[index].append(result)
+    return runs
+
+
+def _span(runs: list[list[Result]], figure: Callable[[list[Result]], float | None],
+          ) -> Span | None:
+    values = [v for v in (figure(run) for run in runs) if v is not None]
+    return Span(min(values), max(values), len(values)) if values else None
+
+
+def _scored(results: list[Result]) -> list[Result]:
+    return [r for r in results if r["result"] in ("pass", "fail", "error")]
+
+
+def _rate(results: list[Result]) -> float | None:
+    scored = _scored(results)
+    return sum(r["result"] == "pass" for r in scored) / len(scored) if scored else None
+
+
+def _checks_rate(results: list[Result]) -> float | None:
+    total = sum(r["checks"]["total"] for r in _scored(results))
+    return sum(r["checks"]["passed"] for r in _scored(results)) / total if total else None
+
+
+def _decode(results: list[Result]) -> float | None:
+    return _mean(r["metrics"]["tokens_per_s"] for r in results)
+
+
+def _token_sum(results: list[Result], key: str) -> int | None:
+    values = [r["metrics"].get(key) for r in results]
+    return None if not values or any(v is None for v in values) else sum(values)
+
+
+def _finishes(results: list[Result]) -> dict[str, int]:
+    return dict(sorted(Counter(str(r["finish_reason"]) for r in results
+                               if r["finish_reason"] is not None).items()))
+
+
+def _floored(results: list[Result]) -> bool:
+    return any(r["metrics"].get("tokens_per_s_floored") for r in results
+               if r["metrics"]["tokens_per_s"] is not None)
+
+
+def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
+    """Per speed task: a short prompt and a sustained generation measure different things."""
+    tasks: dict[str, list[Result]] = {}
+    for result in results:
+        tasks.setdefault(result["task"], []).append(result)
+    return tuple(SpeedFigures(
+        task=task,
+        attempts=len(group),
+        decode_tps=_decode(group),
+        decode_floored=_floored(group),
+        decode_span=_span(by_run(group), _decode),
+        prefill_tps=_mean(r["metrics"]["prefill_tokens_per_s"] for r in group),
+        avg_ttft_s=_mean(_ttft_s(r) for r in group),
+        output_tokens=_mean(r["metrics"]["output_tokens"] for r in group),
+        finish_reasons=_finishes(group),
+    ) for task, group in sorted(tasks.items()))
+
+
+def suite_card(suite: str, results: list[Result]) -> SuiteCard:
+    runs = by_run(results)
+    scored = _scored(results)
+    return SuiteCard(
+        suite=suite,
+        attempts=len(results),
+        runs=len(runs),
+        tasks=len({r["task"] for r in results}),
+        passed=sum(r["result"] == "pass" for r in scored),
+        scored=len(scored),
+        errors=sum(r["result"] == "error" for r in results),
+        checks_passed=sum(r["checks"]["passed"] for r in scored),
+        checks_total=sum(r["checks"]["total"] for r in scored),
+        truncated=sum(bool(r["truncated"]) for r in results),
+        truncated_thinking=sum(bool(r.get("truncated_thinking")) for r in results),
+        avg_ttft_s=_mean(_ttft_s(r) for r in results),
+        rate_span=_span(runs, _rate),
+        checks_span=_span(runs, _checks_rate),
+        thinking_tokens=_token_sum(results, "thinking_tokens"),
+        output_tokens=_token_sum(results, "output_tokens"),
+        decode_tps=_decode(results),
+        decode_floored=_floored(results),
+        decode_span=_span(runs, _decode),
+        prefill_tps=_mean(r["metrics"]["prefill_tokens_per_s"] for r in results),
+        finish_reasons=_finishes(results),
+        max_checks=max((r["checks"]["total"] for r in results), default=0),
+        avg_output_tokens=_mean(r["metrics"]["output_tokens"] for r in results),
+        speed=speed_figures(results) if suite == "speed" else (),
+    )
+
+
+def _composite_span(results: list[Result], suites: tuple[str, ...]) -> Span | None:
+    """Composite of each run (mean of that run's suite scores), then their range."""
+    per_suite = {s: by_run([r for r in results if r["suite"] == s]) for s in suites}
+    count = max((len(runs) for runs in per_suite.values()), default=0)
+    values = []
+    for k in range(count):
+        scores = [(_checks_rate if s == "coding" else _rate)(runs[k])
+                  for s, runs in per_suite.items() if k < len(runs)]
+        mean = _mean(scores)
+        if mean is not None:
+            values.append(mean)
+    return Span(min(values), max(values), len(values)) if values else None
+
+
+def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
+    order = {name: i for i, name in enumerate(SUITES)}
+    grouped: dict[str, list[Result]] = {}
+    for result in results:
+        grouped.setdefault(result["suite"], []).append(result)
+    suites = {s: suite_card(s, grouped[s]) for s in sorted(grouped, key=lambda s: order.get(s, 99))}
+    scoring = tuple(s for s, card in suites.items() if card.score is not None)
+    return ModelCard(
+        model=model,
+        agent=agent,
+        suites=suites,
+        composite=_mean(suites[s].score for s in scoring),
+        composite_span=_composite_span(results, scoring),
+        composite_suites=scoring,
+        avg_ttft_s=_mean(_ttft_s(r) for r in results),
+        truncated=sum(card.truncated for card in suites.values()),
+    )
+
+
+def scorecards(results: list[Result]) -> list[ModelCard]:
+    """One card per (model, agent), in the order of the per-model table."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for result in results:
+        groups.setdefault((result["model"], result["agent"]), []).append(result)
+    return [model_card(model, agent, group) for (model, agent), group in sorted(groups.items())]

@@ -1,0 +1,349 @@
+"""The twelve reasoning scenarios: every expected answer computed again by independent code,
+and each check accepts the right answer as models write it and rejects near misses."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from fractions import Fraction
+
+import pytest
+
+from benchrig.checks.judge import Verdict, judge
+from benchrig.drivers.base import Settings, Transcript
+from benchrig.spec import TaskSpec, load_task, load_tasks, task_paths
+from tests.conftest import TASKS
+
+# ---------------------------------------------------------------- independent solutions
+
+
+def discount_tax() -> Fraction:
+    price = Fraction(130) * (1 - Fraction(15, 100))  # 15% off the list price
+    price -= 15  # then the $15 coupon
+    return price * (1 + Fraction(20, 100))  # then 20% tax on what remains
+
+
+def mislabeled_boxes() -> str:
+    labels = {1: "Apples", 2: "Oranges", 3: "Apples and Oranges"}
+    found = []
+    for contents in itertools.permutations(labels.values()):
+        boxes = dict(zip(labels, contents, strict=True))
+        every_label_wrong = all(boxes[b] != labels[b] for b in boxes)
+        apple_from_box_3 = "Apples" in boxes[3].split(" and ")
+        if every_label_wrong and apple_from_box_3:
+            found.append(boxes)
+    assert len(found) == 1, "the puzzle must have exactly one solution"
+    return ", ".join(f"Box {b}: {c}" for b, c in found[0].items())
+
+
+def set_probability() -> Fraction:
+    students = range(30)
+    soccer = set(range(18))
+    basketball = set(range(13, 25))  # 12 players, 5 of whom (13…17) also play soccer
+    assert len(soccer) == 18 and len(basketball) == 12 and len(soccer & basketball) == 5
+    neither = [s for s in students if s not in soccer | basketball]
+    return Fraction(len(neither), len(students))
+
+
+def two_trains() -> str:
+    # Minute by minute from 9:00: A at 1 km/min from X, B at 1.5 km/min from Y after 10:00.
+    for minute in range(24 * 60):
+        a_from_x = Fraction(60, 60) * minute
+        b_from_x = 260 - Fraction(90, 60) * max(0, minute - 60)
+        if a_from_x >= b_from_x:
+            assert a_from_x == b_from_x, "they must meet on a whole minute"
+            hours, minutes = divmod(9 * 60 + minute, 60)
+            return f"{hours}:{minutes:02d}"
+    raise AssertionError("the trains never meet")
+
+
+def knights_and_knaves() -> str:
+    statements: dict[str, Callable[[dict[str, bool]], bool]] = {
+        "A": lambda s: sum(s.values()) == 1,  # "Exactly one of us three is a knight."
+        "B": lambda s: s["A"] != s["B"],  # "A and I are of different kinds."
+        "C": lambda s: s["B"] == s["C"],  # "B and I are of the same kind."
+    }
+    found = []
+    for kinds in itertools.product([True, False], repeat=3):
+        s = dict(zip("ABC", kinds, strict=True))
+        if all(s[p] == says(s) for p, says in statements.items()):  # knights say truths
+            found.append(s)
+    assert len(found) == 1, "the puzzle must have exactly one solution"
+    (s,) = found
+    knaves = [p for p in "ABC" if not s[p]]
+    knights = [p for p in "ABC" if s[p]]
+    assert len(knaves) == 1 and len(knights) == 2
+    return f"{knaves[0]} is a knave, {knights[0]} and {knights[1]} are knights"
+
+
+def distinct_digit_fives() -> int:
+    return sum(1 for n in range(1000, 10000) if len(set(str(n))) == 4 and n % 5 == 0)
+
+
+def linear_recurrence() -> int:
+    a = 3
+    for _ in range(9):  # a1 → a10
+        a = 2 * a - 1
+    return a
+
+
+def chained_percentages() -> Fraction:
+    price = Fraction(80)
+    for change in (25, -20, 10):
+        price *= 1 + Fraction(change, 100)
+    return price
+
+
+def count_letter(text: str, letter: str) -> int:
+    return sum(1 for character in text if character == letter)
+
+
+def bat_and_ball() -> int:
+    (ball,) = [c for c in range(111) if c + (c + 100) == 110]  # in cents
+    return ball
+
+
+def multiples_three_five() -> int:
+    return sum(1 for n in range(1, 101) if n % 3 == 0 or n % 5 == 0)
+
+
+# task id → (independently computed answer, facts of the prompt it was computed from)
+SCENARIOS: dict[str, tuple[object, tuple[str, ...]]] = {
+    "discount-tax": (discount_tax(), ("$130", "15%", "$15", "20%")),
+    "mislabeled-boxes": (mislabeled_boxes(), ('Box 1 is labeled "Apples"',
+                                              'Box 2 is labeled "Oranges"',
+                                              'Box 3 is labeled "Apples and Oranges"',
+                                              "Box 3, and it is an apple")),
+    "set-probability": (set_probability(), ("30 students", "18 play soccer",
+                                            "12 play basketball", "5 play both")),
+    "two-trains": (two_trains(), ("at 9:00", "60 km/h", "at 10:00", "90 km/h", "260 km")),
+    "knights-knaves": (knights_and_knaves(), ("Exactly one of us three is a knight",
+                                              "A and I are of different kinds",
+                                              "B and I are of the same kind")),
+    "distinct-digit-fives": (distinct_digit_fives(), ("1000 to 9999", "four different",
+                                                      "divisible by 5")),
+    "linear-recurrence": (linear_recurrence(), ("a1 = 3", "a(n+1) = 2·a(n) − 1", "a10")),
+    "chained-percentages": (chained_percentages(), ("$80", "raised by 25%",
+                                                    "lowered by 20%", "raised by 10%")),
+    "letter-count-berries": (count_letter("strawberry raspberry blueberry", "r"),
+                             ('"strawberry raspberry blueberry"', 'letter "r"')),
+    "bat-and-ball": (bat_and_ball(), ("$1.10 in total", "$1.00 more")),
+    "multiples-three-five": (multiples_three_five(), ("from 1 to 100", "multiples of 3",
+                                                      "multiples of 5")),
+    "letters-in-strawberry": (count_letter("strawberry", "r"), ('"strawberry"', 'letter "r"')),
+}
+
+
+def task(task_id: str) -> TaskSpec:
+    return load_task(TASKS / f"{task_id}.md")
+
+
+def test_the_suite_has_the_twelve_scenarios_and_nine_use_final_answer() -> None:
+    reasoning = [t for t in load_tasks(task_paths([], base=TASKS)) if t.suite == "reasoning"]
+    assert {t.id for t in reasoning} == set(SCENARIOS)
+    kinds = [t.check_type for t in reasoning]
+    assert kinds.count("final_answer") == 9
+    assert sorted(k for k in kinds if k != "final_answer") == [
+        "exact_or_contains", "exact_or_contains", "regex"]
+
+
+@pytest.mark.parametrize("task_id", list(SCENARIOS))
+def test_the_task_file_agrees_with_the_independent_answer(task_id: str) -> None:
+    computed, facts = SCENARIOS[task_id]
+    spec = task(task_id)
+    expected = spec.frontmatter["expected"]
+    if isinstance(computed, str):
+        assert expected == computed
+    else:
+        assert Fraction(expected) == computed, (expected, computed)
+    for fact in facts:  # the prompt still states what the answer was computed from
+        assert fact in spec.body, fact
+
+
+def test_the_computed_answers_are_the_documented_ones() -> None:
+    # suites.md lists them; this pins the independent code to the documentation as well.
+    documented = {"discount-tax": Fraction("114.6"), "set-probability": Fraction(1, 6),
+                  "two-trains": "11:20", "distinct-digit-fives": 952,
+                  "linear-recurrence": 1025, "chained-percentages": 88,
+                  "letter-count-berries": 8, "bat-and-ball": 5, "multiples-three-five": 47,
+                  "letters-in-strawberry": 3,
+                  "knights-knaves": "A is a knave, B and C are knights",
+                  "mislabeled-boxes": "Box 1: Oranges, Box 2: Apples and Oranges, Box 3: Apples"}
+    assert {k: v for k, (v, _) in SCENARIOS.items()} == documented
+
+
+# ---------------------------------------------------------------- checks on answers
+
+REASONING = ("Let me work through this carefully. First I restate the problem, then I "
+             "compute each step and check it against the constraints before I conclude.\n")
+PADDING = "I re-check every step of the working once more before concluding. " * 6
+
+
+def verdict(task_id: str, answer: str, thinking: str = "",
+            finish: str | None = "stop") -> Verdict:
+    transcript = Transcript(answer=answer, thinking=thinking, finish_reason=finish)
+    return judge(task(task_id), transcript, Settings(max_tokens=256))
+
+
+def passes(task_id: str, answer: str, **kwargs: str | None) -> bool:
+    return verdict(task_id, answer, **kwargs).result == "pass"  # type: ignore[arg-type]
+
+
+# The right final answer as models write it, and near misses that must fail.
+FINAL: dict[str, tuple[list[str], list[str]]] = {
+    "two-trains": (["11:20", "11:20 a.m", "11:20 AM"], ["11:28", "11:02", "1:20", "11:200"]),
+    "knights-knaves": (["A is a knave, B and C are knights",
+                        "A is a knave; B is a knight; C is a knight",
+                        "A: knave, B: knight, C: knight",
+                        "B and C are knights, while A is a knave"],
+                       ["A is a knight, B and C are knaves",
+                        "A is a knave, B is a knight, C is a knave",
+                        "A is a knave, B and C are knaves"]),
+    "distinct-digit-fives": (["952", "952 numbers", "952.0"], ["9520", "95", "1952", "504"]),
+    "linear-recurrence": (["1025", "1,025", "a10 = 1025"], ["1024", "10250", "11025"]),
+    "chained-percentages": (["88", "$88", "$88.00", "88 dollars"], ["880", "8.8", "188"]),
+    "letter-count-berries": (["8", "eight", "8 times", "8 r's"], ["18", "7", "8.5", "81"]),
+    "bat-and-ball": (["5", "5 cents", "five cents", "5¢"], ["10", "10 cents", "0.5", "15"]),
+    "multiples-three-five": (["47", "47 numbers"], ["147", "46", "4.7", "470"]),
+    "letters-in-strawberry": (["3", "three", "3 r's"], ["2", "13", "30", "3.5"]),
+}
+
+
+def right_forms(value: str) -> list[str]:
+    """How models write a final answer: plain, bold, boxed LaTeX, period, bullet, own line."""
+    return [
+        f"{REASONING}Final answer: {value}",
+        f"{REASONING}**Final answer:** {value}",
+        f"{REASONING}Final answer: **{value}**.",
+        f"{REASONING}Final answer: $\\boxed{{{value}}}$",
+        f"{REASONING}- Final answer: {value}",
+        f"{REASONING}### Final Answer:\n\n{value}\n",
+        f"<think>{REASONING}</think>\n\nFinal answer: {value}",
+    ]
+
+
+@pytest.mark.parametrize("task_id", list(FINAL))
+def test_final_answer_accepts_the_right_answer_in_every_form(task_id: str) -> None:
+    rights, _ = FINAL[task_id]
+    for value in [task(task_id).frontmatter["expected"], *rights]:
+        for answer in right_forms(value):
+            assert passes(task_id, answer), answer
+
+
+@pytest.mark.parametrize("task_id", list(FINAL))
+def test_final_answer_rejects_near_misses_and_misplaced_answers(task_id: str) -> None:
+    right = task(task_id).frontmatter["expected"]
+    _, wrongs = FINAL[task_id]
+    for wrong in wrongs:
+        assert not passes(task_id, f"{REASONING}Final answer: {wrong}"), wrong
+        # the right words early in the reasoning, a wrong conclusion
+        assert not passes(task_id, f"Final answer: {right}\nWait, that is wrong. {REASONING}"
+                                   f"Final answer: {wrong}"), wrong
+    # the right answer without the marker is no answer
+    assert not passes(task_id, f"{REASONING}The answer is {right}.")
+    # the right answer only inside the thinking
+    assert not passes(task_id, f"<think>Final answer: {right}</think>\nFinal answer: {wrongs[0]}")
+    assert not passes(task_id, "", thinking=f"Final answer: {right}", finish="length")
+    # a trailing remark after the value: the line must match in full
+    assert not passes(task_id, f"Final answer: {right} or maybe {wrongs[0]}")
+
+
+def test_a_response_cut_off_inside_think_has_no_answer_and_is_flagged() -> None:
+    cut = verdict("bat-and-ball", "<think>The ball costs 5 cents. Final answer: 5",
+                  finish="length")
+    assert cut.result == "fail" and cut.truncated_thinking and cut.truncated
+    assert "inside <think>" in cut.notes
+    separate = verdict("bat-and-ball", "", thinking="Final answer: 5", finish="length")
+    assert separate.truncated_thinking
+    ended = verdict("bat-and-ball", "<think>Final answer: 5", finish="stop")
+    assert ended.result == "fail" and not ended.truncated_thinking
+    closed = verdict("bat-and-ball", "", thinking="It is 5 cents.", finish="stop")
+    assert closed.result == "fail" and not closed.truncated_thinking
+    stray = verdict("bat-and-ball", "Final answer: 5</think>\nFinal answer: 10")  # template
+    assert stray.result == "fail"  # opened <think> in the prompt: before </think> is thinking
+
+
+CONTAINS: dict[str, tuple[list[str], list[str]]] = {
+    "discount-tax": (
+        ["114.6", "The customer pays $114.60.", "Total: **$114.60**",
+         "\\[ \\boxed{114.6} \\]", "- After tax: $114.6\n- Done",
+         "Price after discount: $110.50\nAfter coupon: $95.50\nAfter tax:\n$114.60",
+         "Final answer: $114.60"],
+        ["$1114.60", "114.06", "$114.65", "$11.46", "1,114.6", "Final answer: 110.5"]),
+    "set-probability": (
+        ["1/6", "The probability is 1/6.", "P(neither) = \\boxed{\\dfrac{1}{6}}",
+         "**5/30 = 1/6**", "- neither: \\frac{1}{6}", "Final answer: 1/6",
+         "P = $\\frac16$"],
+        ["11/60", "1/60", "1/16", "16.7%", "21/6", "Final answer: 5/36"]),
+}
+
+
+@pytest.mark.parametrize("task_id", list(CONTAINS))
+def test_exact_or_contains_reads_numbers_as_whole_numbers(task_id: str) -> None:
+    rights, wrongs = CONTAINS[task_id]
+    for right in rights:
+        assert passes(task_id, f"{REASONING}{right}"), right
+    for wrong in wrongs:
+        assert not passes(task_id, f"{REASONING}{wrong}"), wrong
+
+
+@pytest.mark.parametrize("task_id", list(CONTAINS))
+def test_exact_or_contains_reads_the_conclusion_not_the_working(task_id: str) -> None:
+    right = task(task_id).frontmatter["expected"]
+    wrong = CONTAINS[task_id][1][0]
+    # right early, then more than 300 characters of working, then a wrong conclusion
+    assert not passes(task_id, f"At first I got {right}. {PADDING}So the answer is {wrong}.")
+    assert not passes(task_id, f"So the answer is {wrong}.", thinking=f"It is {right}.")
+    assert not passes(task_id, f"<think>{right}</think>So the answer is {wrong}.")
+    # a marker line, when there is one, is the conclusion
+    assert not passes(task_id, f"It might be {right}.\nFinal answer: {wrong}")
+
+
+BOX_RIGHT = [
+    "Box 1: Oranges, Box 2: Apples and Oranges, Box 3: Apples",
+    "Box 1: Oranges\nBox 2: Apples and Oranges\nBox 3: Apples.",
+    "- **Box 1**: Oranges\n- **Box 2**: Apples and Oranges\n- **Box 3**: Apples",
+    "1. Box 1 contains only oranges.\n2. Box 2 contains both apples and oranges.\n"
+    "3. Box 3 contains only apples.",
+    "Box 1 (labeled Apples) contains Oranges. Box 2 (labeled Oranges) contains Apples and "
+    "Oranges. Box 3 (labeled Apples and Oranges) contains Apples.",
+    "| Box 3 | Apples |\n| Box 1 | Oranges |\n| Box 2 | Mixed |",
+    "**Box 1:** $\\text{Oranges}$; **Box 2:** Apples & Oranges; **Box 3:** Apples",
+]
+BOX_WRONG = [
+    "Box 1: Apples and Oranges, Box 2: Apples, Box 3: Oranges",
+    "Box 1: Oranges, Box 2: Apples, Box 3: Apples and Oranges",
+    "Box 1: Oranges and Apples, Box 2: Oranges, Box 3: Apples",
+    "Box 1: Oranges, Box 2: Apples and Oranges",  # Box 3 never concluded
+    "Box 1 oranges apples apples and oranges box 2 box 3 apples",  # scattered words
+]
+
+
+def test_regex_accepts_the_conclusion_in_every_layout() -> None:
+    for answer in BOX_RIGHT:
+        assert passes("mislabeled-boxes", f"{REASONING}{answer}"), answer
+
+
+def test_regex_rejects_wrong_or_misplaced_conclusions() -> None:
+    right = BOX_RIGHT[0]
+    for answer in BOX_WRONG:
+        assert not passes("mislabeled-boxes", f"{REASONING}{answer}"), answer
+    wrong = BOX_WRONG[0]
+    assert not passes("mislabeled-boxes", f"Maybe {right}. {PADDING} In the end: {wrong}")
+    assert not passes("mislabeled-boxes", wrong, thinking=right)
+    assert not passes("mislabeled-boxes", f"<think>{right}</think>{wrong}")
+    assert not passes("mislabeled-boxes", "", thinking=right, finish="length")
+
+
+def test_bundled_regex_patterns_use_bounded_gaps() -> None:
+    for spec in load_tasks(task_paths([], base=TASKS)):
+        for pattern in spec.check.get("patterns", []):
+            assert ".*" not in pattern and ".+" not in pattern, (spec.id, pattern)
+
+
+def test_answer_excerpt_and_evidence_show_what_was_scored() -> None:
+    v = verdict("two-trains", f"{REASONING}Final answer: **11:20**")
+    assert v.evidence["extracted"] == "11:20"
+    assert v.evidence["check"] == "final_answer" and v.evidence["matched"]
+    v = verdict("distinct-digit-fives", "Final answer: 952.0")
+    assert v.evidence["evaluator"] == "numeric" and v.evidence["evaluator_decided"]
