@@ -84,18 +84,23 @@ class Finished:
 
 
 class _Splitter:
-    """Bytes → complete lines, split on \\n only (JSONL), the last partial line kept back."""
+    """Bytes → complete lines, split on \\n only (JSONL); a partial line waits for the rest.
+    Pieces of a long line are joined once, when its end arrives."""
 
     def __init__(self) -> None:
-        self.buffer = b""
+        self.pending: list[bytes] = []
 
     def feed(self, data: bytes) -> list[str]:
-        self.buffer += data
-        *lines, self.buffer = self.buffer.split(b"\n")
+        if b"\n" not in data:
+            self.pending.append(data)
+            return []
+        head, *middle, tail = data.split(b"\n")
+        lines = [b"".join([*self.pending, head]), *middle]
+        self.pending = [tail] if tail else []
         return [line.decode("utf-8", "replace").rstrip("\r") for line in lines]
 
     def rest(self) -> list[str]:
-        rest, self.buffer = self.buffer, b""
+        rest, self.pending = b"".join(self.pending), []
         return [rest.decode("utf-8", "replace").rstrip("\r")] if rest.strip() else []
 
 
