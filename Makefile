@@ -7,7 +7,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint bench clean
+PI_VERSION   := 0.73.1
+AGENTS_STAMP := .agents/.pi-$(PI_VERSION)
+
+.PHONY: install agents run test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +21,16 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The real pi, pinned, into the git-ignored .agents/ (its end-to-end test skips without node/npm).
+$(AGENTS_STAMP):
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+	  echo "installing @mariozechner/pi-coding-agent@$(PI_VERSION) into .agents/" >&2; \
+	  npm install --prefix .agents --no-save --no-audit --no-fund --loglevel=error \
+	    @mariozechner/pi-coding-agent@$(PI_VERSION) && touch $@; \
+	else echo "node/npm not found: the real-pi tests will be skipped" >&2; fi
+
+agents: $(AGENTS_STAMP)
+
 # Exit status 1 only means the model failed some tasks: that is a result, not a broken run.
 run: install
 	$(BIN)/benchrig run --suite coding --model smollm2 --driver llamacpp || [ $$? -eq 1 ]
@@ -26,11 +39,11 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: install lint
+test: install lint agents
 	$(BIN)/pytest
 
 bench: install
 	$(BIN)/python bench/spine.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .agents .mypy_cache .ruff_cache .pytest_cache

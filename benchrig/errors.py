@@ -13,7 +13,10 @@ into the runner, and the runner turns it into a result file.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from benchrig.drivers.base import DriverOutput
 
 ErrorKind = Literal["infra", "harness", "timeout"]
 
@@ -39,9 +42,14 @@ class ResultError(BenchRigError):
 
 
 class DriverError(BenchRigError):
-    """A driver could not produce an answer; the runner records it as `result: error`."""
+    """A driver could not produce an answer; the runner records it as `result: error`.
 
-    def __init__(self, kind: ErrorKind, message: str) -> None:
+    `partial` is what was measured before it failed (metrics, agent version, raw events): it
+    goes into the result and its sidecar, and is never checked.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str, partial: DriverOutput | None = None) -> None:
         self.kind: ErrorKind = kind
         self.message = message
+        self.partial = partial
         super().__init__(f"{kind}: {message}")

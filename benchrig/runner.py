@@ -118,7 +118,8 @@ def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput |
         t = output.transcript
         lines.append({"kind": "answer", "text": t.answer, "thinking": t.thinking,
                       "finish_reason": t.finish_reason, "tool_calls": list(t.tool_calls),
-                      "files": dict(t.files)})
+                      "turns": t.turns, "files": dict(t.files)})
+        lines.extend(dict(event) for event in output.events)
     write_atomic(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
 
 
@@ -148,6 +149,8 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
         except Exception as exc:  # BenchRig is broken: record it, lose nothing
             error = DriverError("harness", f"checking failed: {type(exc).__name__}: {exc}")
         check_s = round(time.perf_counter() - began, 6)
+    if output is None and error is not None:
+        output = error.partial  # what was measured before it failed: recorded, never checked
     result = _result(task, model, agent or driver.name, driver, provider, settings, started,
                      ended, output, error, verdict, check_s)
     path = result_path(results_dir, result)

@@ -5,6 +5,7 @@ set -euo pipefail
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then
   echo "usage: scripts/run.sh <task> <model> [agent] [provider]" >&2
   echo "  e.g. scripts/run.sh lru-cache smollm2 llamacpp" >&2
+  echo "       scripts/run.sh lru-cache smollm2 pi local" >&2
   echo "       scripts/run.sh lru-cache oracle replay path/to/answer.md" >&2
   exit 2
 fi

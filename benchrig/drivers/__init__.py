@@ -9,7 +9,10 @@ from benchrig.drivers.base import Driver
 from benchrig.errors import UsageError
 
 BUILTIN = {
+    "claude": "benchrig.drivers.claude:ClaudeDriver",
+    "codex": "benchrig.drivers.codex:CodexDriver",
     "llamacpp": "benchrig.drivers.llamacpp:LlamaCppDriver",
+    "pi": "benchrig.drivers.pi:PiDriver",
     "replay": "benchrig.drivers.replay:ReplayDriver",
 }
 

@@ -74,6 +74,8 @@ class DriverOutput:
     metrics: Metrics
     runtime: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     effective: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # the raw, timestamped stream (agents): appended to the result's .transcript.jsonl sidecar
+    events: tuple[Mapping[str, Any], ...] = ()
 
 
 class Driver(Protocol):

@@ -1,0 +1,193 @@
+"""What the agent drivers share: the figures parsed from an agent's event stream, and one
+attempt around it — workspace, spawn, per-line parsing, metrics, errors that keep what was
+measured."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchrig.drivers.agent_process import Line, Workspace, stream_process
+from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
+from benchrig.errors import DriverError
+from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
+
+MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are counted
+PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
+
+
+@dataclass
+class AgentRun:
+    """Figures a parser collects from the stream; times are seconds since the spawn."""
+
+    answer: str = ""
+    thinking_chars: int | None = 0
+    first_any_s: float | None = None
+    first_answer_s: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    input_source: TokenSource | None = None
+    output_source: TokenSource | None = None
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    turns: int | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+    failure: str | None = None  # the agent itself reported that it could not finish
+    completed: bool = False  # the stream's closing event arrived
+    deltas: int = 0  # streamed pieces seen: progress, and a token count when there is no usage
+    engine: dict[str, Any] = field(default_factory=dict)
+
+    def saw_thinking(self, t: float) -> None:
+        if self.first_any_s is None:
+            self.first_any_s = t
+
+    def saw_answer(self, t: float) -> None:
+        self.saw_thinking(t)
+        if self.first_answer_s is None:
+            self.first_answer_s = t
+
+
+class StreamParser:
+    """Reads one agent's JSON events into an AgentRun; a subclass handles its event types."""
+
+    closing_event = "the closing event"
+
+    def __init__(self) -> None:
+        self.run = AgentRun()
+
+    def event(self, t: float, event: Any) -> None:
+        raise NotImplementedError
+
+    def text(self, t: float, text: str) -> None:
+        """A stdout line that is not JSON (most agents print none)."""
+
+    def record(self, event: Any) -> Any:
+        """The event as the sidecar keeps it."""
+        return event
+
+    def finish(self) -> AgentRun:
+        return self.run
+
+
+def integer(value: Any) -> int | None:
+    """A token count as the agent sent it: a missing or non-numeric value is unknown."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _ms(seconds: float | None) -> float | None:
+    return seconds * 1000.0 if seconds is not None else None
+
+
+def _exit_reason(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[str, str],
+          parser: StreamParser, runtime: Mapping[str, Any], effective: Mapping[str, Any],
+          load_time_s: float | None = None, use_pty: bool = False) -> DriverOutput:
+    """Run the agent once in a fresh workspace; its output, or DriverError with what was
+    measured (timeout, crash, or an error the agent reported even with exit code 0)."""
+    events: list[Mapping[str, Any]] = []
+    counts = {"stdout": 0, "stderr": 0, "dropped": 0, "unparsed": 0}
+    first_line: list[float] = []
+
+    def keep(record: Mapping[str, Any]) -> None:
+        if len(events) < MAX_EVENT_RECORDS:
+            events.append(record)
+        else:
+            counts["dropped"] += 1
+
+    def on_line(line: Line) -> None:
+        counts[line.stream] += 1
+        stamp = round(line.t, 6)
+        if line.stream == "stderr":
+            keep({"kind": "stderr", "t_s": stamp, "text": line.text})
+            return
+        if not first_line:
+            first_line.append(line.t)
+        try:
+            data = json.loads(line.text)
+        except ValueError:
+            if line.text.strip():
+                parser.text(line.t, line.text)
+                keep({"kind": "stdout", "t_s": stamp, "text": line.text})
+            return
+        try:
+            parser.event(line.t, data)
+        except PARSE_ERRORS:  # a known event in an unexpected shape: keep it, count it
+            counts["unparsed"] += 1
+        keep({"kind": "event", "t_s": stamp, "event": parser.record(data)})
+        request.progress.tokens(parser.run.deltas)
+
+    with Workspace() as workspace:
+        request.progress.phase(f"running {agent}")
+        try:
+            finished = stream_process(argv, cwd=workspace.path, env=env,
+                                      timeout_s=request.settings.timeout_s, on_line=on_line,
+                                      use_pty=use_pty)
+        except OSError as exc:
+            raise DriverError("infra", f"could not start {agent}: {exc}") from None
+        code, how = workspace.read(request.task.solution_file)
+    if counts["dropped"]:
+        events.append({"kind": "note", "text": f"{counts['dropped']} more lines not kept"})
+    run = parser.finish()
+    ttft_ms, answer_ms = _ms(run.first_any_s), _ms(run.first_answer_s)
+    rate, floored = decode_rate(run.output_tokens, finished.wall_s, ttft_ms)
+    engine = {
+        "source": f"{agent} event stream",
+        **run.engine,
+        "turns": run.turns,
+        "tool_calls": len(run.tool_calls),
+        "exit_code": finished.exit_code,
+        "first_output_s": first_line[0] if first_line else None,
+        "stdout_lines": counts["stdout"],
+        "stderr_lines": counts["stderr"],
+        "unparsed_events": counts["unparsed"],
+        "solution_file": f"{request.task.solution_file}: {how}",
+    }
+    metrics = Metrics(
+        wall_s=finished.wall_s, ttft_ms=ttft_ms, answer_ttft_ms=answer_ms,
+        think_time_s=think_time(ttft_ms, answer_ms), thinking_chars=run.thinking_chars,
+        tokens_per_s=rate, tokens_per_s_floored=floored,
+        input_tokens=run.input_tokens, output_tokens=run.output_tokens,
+        input_tokens_source=run.input_source if run.input_tokens is not None else None,
+        output_tokens_source=run.output_source if run.output_tokens is not None else None,
+        cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s,
+        engine=engine,
+    )
+    transcript = Transcript(answer=run.answer, finish_reason=run.finish_reason,
+                            tool_calls=tuple(run.tool_calls),
+                            files={request.task.solution_file: code} if code is not None else {},
+                            turns=run.turns)
+    output = DriverOutput(transcript, metrics, runtime, effective, events=tuple(events))
+    if finished.timed_out:
+        raise DriverError("timeout", f"{agent} did not finish within timeout_s="
+                          f"{request.settings.timeout_s:g}; its process group was killed",
+                          partial=output)
+    if run.failure:
+        raise DriverError("infra", f"{agent} reported an error: {run.failure}", partial=output)
+    assert finished.exit_code is not None
+    if finished.exit_code != 0:
+        tail = finished.stderr_tail[-600:].replace("\n", " | ")
+        raise DriverError("infra", f"{agent} {_exit_reason(finished.exit_code)}"
+                          + (f": {tail}" if tail else ""), partial=output)
+    if not run.completed:
+        raise DriverError("infra", f"{agent} exited without {parser.closing_event}",
+                          partial=output)
+    return output
+
+
+def prompt_text(request: DriverRequest) -> str:
+    """The rendered messages as one prompt argument. A leading `-` or `@` would read as an
+    option (or, for pi, a file to include), so such a prompt starts on a new line."""
+    text = "\n\n".join(message["content"] for message in request.messages)
+    return "\n" + text if text.startswith(("-", "@")) else text

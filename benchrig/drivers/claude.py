@@ -1,0 +1,182 @@
+"""Claude Code unattended: `claude -p --output-format stream-json --verbose
+--include-partial-messages` (token TTFT), or plain `--output-format json` (no TTFT)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.drivers.agent_process import cli_version, locate
+from benchrig.drivers.base import DriverOutput, DriverRequest
+from benchrig.errors import UsageError
+
+INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
+OUTPUT_FORMATS = {
+    None: "stream-json",
+    "stream-json": "stream-json",
+    "json": "json",  # the benchmark-runner's way: one result object, no TTFT
+}
+STREAM_FLAGS = ["--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+# Unattended: no permission prompts (as root this also needs IS_SANDBOX=1).
+PERMISSION_FLAGS = ["--dangerously-skip-permissions"]
+# Limits the agent reached: its work is still checked, the finish reason says which.
+LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    return "".join(block.get("text", "") for block in message.get("content") or []
+                   if isinstance(block, dict) and block.get("type") == "text")
+
+
+class ClaudeParser(StreamParser):
+    """stream-json lines (system, assistant, user, stream_event, result), or the one result
+    object (possibly inside an array) of `--output-format json`."""
+
+    closing_event = "its result event"
+
+    def __init__(self, streaming: bool) -> None:
+        super().__init__()
+        self.streaming = streaming
+        self.result: dict[str, Any] | None = None
+        self.usage_by_message: dict[str, dict[str, Any]] = {}
+        self.text_by_message: dict[str, str] = {}
+        self.last_message: str | None = None
+        self.tool_ids: set[str] = set()
+        if not streaming:
+            self.run.thinking_chars = None  # json mode shows no thinking
+
+    def event(self, t: float, event: Any) -> None:
+        if isinstance(event, list):  # json mode with --verbose prints every message
+            for item in event:
+                if isinstance(item, dict):
+                    self.event(t, item)
+            return
+        kind = event.get("type")
+        run = self.run
+        if kind == "stream_event":
+            self._stream_event(t, event.get("event") or {})
+        elif kind == "assistant":
+            self._assistant(event.get("message") or {})
+        elif kind == "result":
+            self.result = event
+        elif kind == "system" and event.get("subtype") == "init":
+            run.engine.update({"model": event.get("model"),
+                               "permission_mode": event.get("permissionMode"),
+                               "claude_code_version": event.get("claude_code_version")})
+
+    def _stream_event(self, t: float, inner: dict[str, Any]) -> None:
+        run = self.run
+        if inner.get("type") == "content_block_delta":
+            delta = inner.get("delta") or {}
+            if delta.get("type") == "thinking_delta":
+                run.saw_thinking(t)
+                run.thinking_chars = (run.thinking_chars or 0) + len(delta.get("thinking") or "")
+                run.deltas += 1
+            elif delta.get("type") in ("text_delta", "input_json_delta"):
+                run.saw_answer(t)
+                run.deltas += 1
+        elif inner.get("type") == "content_block_start" and (
+                inner.get("content_block") or {}).get("type") in ("tool_use", "server_tool_use"):
+            run.saw_answer(t)
+
+    def _assistant(self, message: dict[str, Any]) -> None:
+        # Claude Code sends one line per content block; lines of one message share its id
+        # and repeat its usage, so usage is kept once per id.
+        key = str(message.get("id") or f"line-{len(self.text_by_message)}")
+        if isinstance(message.get("usage"), dict):
+            self.usage_by_message[key] = message["usage"]
+        text = _text_of(message)
+        if text:
+            self.text_by_message[key] = self.text_by_message.get(key, "") + text
+            self.last_message = key
+        for block in message.get("content") or []:
+            if (isinstance(block, dict) and block.get("type") == "tool_use"
+                    and str(block.get("id")) not in self.tool_ids):
+                self.tool_ids.add(str(block.get("id")))
+                self.run.tool_calls.append({"id": block.get("id"), "name": block.get("name"),
+                                            "arguments": block.get("input")})
+
+    def _deduplicated(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for usage in self.usage_by_message.values():
+            for name, value in usage.items():
+                if integer(value) is not None:
+                    totals[name] = totals.get(name, 0) + (integer(value) or 0)
+        return totals
+
+    def finish(self) -> AgentRun:
+        run, result = self.run, self.result
+        by_message = self._deduplicated()
+        run.engine["usage_by_message"] = by_message or None
+        run.engine["messages"] = len(self.usage_by_message)
+        if self.last_message:
+            run.answer = self.text_by_message[self.last_message]
+        if result is None:
+            return run
+        run.completed = True
+        subtype, is_error = result.get("subtype"), result.get("is_error")
+        if isinstance(result.get("result"), str):
+            run.answer = result["result"]
+        run.turns = integer(result.get("num_turns"))
+        stop = result.get("stop_reason")
+        run.finish_reason = "length" if stop == "max_tokens" else (stop or subtype)
+        if subtype in LIMIT_SUBTYPES:
+            run.finish_reason = subtype
+        elif is_error or subtype != "success":
+            errors = result.get("errors") or []
+            detail = run.answer if is_error and run.answer else "; ".join(map(str, errors))
+            run.failure = f"subtype {subtype}, is_error {str(bool(is_error)).lower()}" + (
+                f": {detail[:500]}" if detail else "")
+        # The result's usage is the session total; per-message usage in stream-json may be a
+        # snapshot taken while the message was still streaming.
+        usage = result.get("usage") if isinstance(result.get("usage"), dict) else by_message
+        if usage and integer(usage.get("output_tokens")) is not None:
+            run.input_tokens = sum(integer(usage.get(k)) or 0 for k in (
+                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+            run.output_tokens = integer(usage.get("output_tokens"))
+            run.input_source = run.output_source = "server"
+        cost = result.get("total_cost_usd")
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            run.cost_usd = float(cost)
+            run.cost_source = "claude: total_cost_usd, its estimate from a bundled price table"
+        run.engine.update({
+            "subtype": subtype, "is_error": is_error, "stop_reason": stop,
+            "num_turns": result.get("num_turns"), "duration_ms": result.get("duration_ms"),
+            "duration_api_ms": result.get("duration_api_ms"), "usage": result.get("usage"),
+            "model_usage": result.get("modelUsage"), "session_id": result.get("session_id"),
+        })
+        return run
+
+
+class ClaudeDriver:
+    name = "claude"
+    kind = "agent"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        if provider not in OUTPUT_FORMATS:
+            raise UsageError(
+                f"claude: provider {provider!r} is not an output format; use stream-json "
+                "(the default: token TTFT) or json (the benchmark-runner's mode, TTFT null). "
+                "The embedded model cannot serve Claude Code (it needs /v1/messages); "
+                "use pi for provider local")
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        binary = locate("claude", "BENCHRIG_CLAUDE_BIN", INSTALL_HINT)
+        output_format = OUTPUT_FORMATS.get(request.provider, "stream-json")
+        streaming = output_format == "stream-json"
+        flags = ["-p", *(STREAM_FLAGS if streaming else ["--output-format", "json"]),
+                 "--model", request.model, *PERMISSION_FLAGS]
+        extra = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        if os.geteuid() == 0:
+            extra["IS_SANDBOX"] = "1"  # bypass mode refuses to start as root without it
+        env = {**os.environ, **extra}
+        runtime = {"name": "claude", "version": cli_version(binary, env), "path": binary}
+        effective = {"temperature": None, "max_tokens": None, "context_size": None,
+                     "think": None, "seed": None, "output_format": output_format,
+                     "agent_flags": flags, "agent_env": extra}
+        parser = ClaudeParser(streaming)
+        if not streaming:
+            parser.run.engine["ttft_basis"] = "none: --output-format json streams nothing"
+        return drive(request, agent="claude", argv=[binary, *flags, prompt_text(request)],
+                     env=env, parser=parser, runtime=runtime, effective=effective)

@@ -1,0 +1,106 @@
+"""OpenAI Codex CLI unattended: `codex exec --json`, thread/turn/item events; it streams no
+token deltas, so TTFT is the first completed item (and the result says so)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.drivers.agent_process import cli_version, locate
+from benchrig.drivers.base import DriverOutput, DriverRequest
+from benchrig.errors import UsageError
+
+INSTALL_HINT = "npm install -g @openai/codex"
+# exec never asks for approval; the sandbox lets it write only inside the workspace.
+FLAGS = ["exec", "--json", "--skip-git-repo-check", "--ephemeral", "--sandbox",
+         "workspace-write"]
+TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search")
+TTFT_BASIS = "first completed item: codex exec --json streams no token deltas"
+
+
+class CodexParser(StreamParser):
+    """`codex exec --json` lines: thread.started, turn.*, item.started|updated|completed, error."""
+
+    closing_event = "turn.completed"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.usage: dict[str, Any] | None = None
+        self.turns = 0
+        self.failed: str | None = None
+        self.pending_error: str | None = None  # an error event not followed by a finished turn
+
+    def event(self, t: float, event: Any) -> None:
+        kind = event.get("type")
+        run = self.run
+        if kind == "item.completed":
+            self._item(t, event.get("item") or {})
+        elif kind == "turn.completed":
+            self.turns += 1
+            self.pending_error = None
+            if isinstance(event.get("usage"), dict):
+                self.usage = event["usage"]  # the thread's running total
+            run.completed = True
+        elif kind == "turn.failed":
+            self.failed = str((event.get("error") or {}).get("message") or "turn failed")
+            run.completed = True
+        elif kind == "error":
+            self.pending_error = str(event.get("message") or "error")
+        elif kind == "thread.started":
+            run.engine["thread_id"] = event.get("thread_id")
+
+    def _item(self, t: float, item: dict[str, Any]) -> None:
+        run = self.run
+        kind = item.get("type")
+        if kind == "reasoning":
+            run.saw_thinking(t)
+            run.thinking_chars = (run.thinking_chars or 0) + len(item.get("text") or "")
+        elif kind == "agent_message":
+            run.saw_answer(t)
+            run.answer = str(item.get("text") or "")
+        elif kind in TOOL_ITEMS:
+            run.saw_answer(t)
+            details = {k: v for k, v in item.items()
+                       if k not in ("id", "type", "aggregated_output")}
+            run.tool_calls.append({"id": item.get("id"), "name": kind, "arguments": details})
+        run.deltas += 1
+
+    def finish(self) -> AgentRun:
+        run = self.run
+        run.turns = self.turns
+        run.failure = self.failed or self.pending_error
+        run.finish_reason = "failed" if self.failed else ("completed" if run.completed else None)
+        usage = self.usage or {}
+        if integer(usage.get("output_tokens")) is not None:
+            # codex input_tokens already include the cached ones
+            run.input_tokens = integer(usage.get("input_tokens"))
+            run.output_tokens = integer(usage.get("output_tokens"))
+            run.input_source = run.output_source = "server"
+        run.cost_source = "codex reports no cost"
+        run.engine.update({"ttft_basis": TTFT_BASIS, "usage": self.usage,
+                           "items": run.deltas})
+        return run
+
+
+class CodexDriver:
+    name = "codex"
+    kind = "agent"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        if provider == "local":
+            raise UsageError("codex cannot use the embedded model: it needs /v1/responses, "
+                             "which llama-cpp-python's server does not serve; use pi for "
+                             "provider local")
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        binary = locate("codex", "BENCHRIG_CODEX_BIN", INSTALL_HINT)
+        flags = [*FLAGS, "-m", request.model]
+        if request.provider:  # a model_provider id from the user's ~/.codex/config.toml
+            flags += ["-c", f"model_provider={request.provider}"]
+        env = dict(os.environ)
+        runtime = {"name": "codex", "version": cli_version(binary, env), "path": binary}
+        effective = {"temperature": None, "max_tokens": None, "context_size": None,
+                     "think": None, "seed": None, "agent_flags": flags}
+        return drive(request, agent="codex", argv=[binary, *flags, prompt_text(request)],
+                     env=env, parser=CodexParser(), runtime=runtime, effective=effective)

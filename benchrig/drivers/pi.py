@@ -1,0 +1,250 @@
+"""pi (@mariozechner/pi-coding-agent) unattended: `pi --mode json -p`, its JSONL parsed for
+TTFT, usage, cost and stopReason; provider `local` runs it against the embedded model."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from pathlib import Path
+from typing import Any
+
+from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.drivers.agent_process import cli_version, locate
+from benchrig.drivers.base import DriverOutput, DriverRequest
+from benchrig.errors import UsageError
+
+PACKAGE = "@mariozechner/pi-coding-agent"
+PINNED_VERSION = "0.73.1"  # the version `make agents` installs and the tests run
+INSTALL_HINT = f"npm install -g {PACKAGE}@{PINNED_VERSION} (or `make agents` for .agents/)"
+LOCAL = "local"
+# A clean run: no session file, no startup network calls, and nothing from the user's setup
+# or the folders above the workspace (AGENTS.md, extensions, skills, prompt templates).
+FLAGS = ["--mode", "json", "-p", "--no-session", "--offline", "--no-context-files",
+         "--no-extensions", "--no-skills", "--no-prompt-templates"]
+DELTAS = {"text_delta": "answer", "toolcall_start": "answer", "toolcall_delta": "answer",
+          "thinking_delta": "thinking"}
+USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+class PiParser(StreamParser):
+    """pi's `--mode json` events (AgentSessionEvent, one per line)."""
+
+    closing_event = "agent_end"
+
+    def __init__(self, local: bool) -> None:
+        super().__init__()
+        self.local = local
+        self.usage = dict.fromkeys(USAGE_KEYS, 0)
+        self.cost = 0.0
+        self.calls = 0
+        self.stop_reason: str | None = None
+        self.error_message: str | None = None
+        self.retry_error: str | None = None
+        self.retries = 0
+        self.turns = 0
+        self.tools: dict[str, dict[str, Any]] = {}
+
+    def event(self, t: float, event: Any) -> None:
+        kind = event.get("type")
+        run = self.run
+        if kind == "message_update":
+            update = event.get("assistantMessageEvent") or {}
+            role = DELTAS.get(str(update.get("type")))
+            if role == "thinking":
+                run.saw_thinking(t)
+                run.thinking_chars = (run.thinking_chars or 0) + len(update.get("delta") or "")
+            elif role == "answer":
+                run.saw_answer(t)
+            if role and update.get("type") != "toolcall_start":
+                run.deltas += 1
+        elif kind == "message_end":
+            self._message_end(event.get("message") or {})
+        elif kind == "turn_end":
+            if (event.get("message") or {}).get("stopReason") not in ("error", "aborted"):
+                self.turns += 1
+        elif kind == "tool_execution_start":
+            call = {"id": event.get("toolCallId"), "name": event.get("toolName"),
+                    "arguments": event.get("args")}
+            self.tools[str(call["id"])] = call
+            run.tool_calls.append(call)
+        elif kind == "tool_execution_end":
+            if str(event.get("toolCallId")) in self.tools:
+                self.tools[str(event.get("toolCallId"))]["is_error"] = bool(event.get("isError"))
+        elif kind == "agent_end":
+            run.completed = True
+        elif kind == "auto_retry_start":
+            self.retries += 1
+            run.completed = False  # another agent run follows
+        elif kind == "auto_retry_end" and not event.get("success"):
+            self.retry_error = str(event.get("finalError") or "retries exhausted")
+
+    def _message_end(self, message: dict[str, Any]) -> None:
+        if message.get("role") != "assistant":
+            return
+        self.calls += 1
+        usage = message.get("usage") or {}
+        for key in USAGE_KEYS:
+            self.usage[key] += integer(usage.get(key)) or 0
+        total = (usage.get("cost") or {}).get("total")
+        if isinstance(total, int | float):
+            self.cost += float(total)
+        self.stop_reason = message.get("stopReason")
+        self.error_message = message.get("errorMessage")
+        text = "".join(block.get("text", "") for block in message.get("content") or []
+                       if isinstance(block, dict) and block.get("type") == "text")
+        if text.strip():
+            self.run.answer = text
+
+    def record(self, event: Any) -> Any:
+        """pi repeats the whole partial message in every message_update (quadratic output);
+        the sidecar keeps the delta, message_end keeps the whole message."""
+        if isinstance(event, dict) and event.get("type") == "message_update":
+            update = {k: v for k, v in (event.get("assistantMessageEvent") or {}).items()
+                      if k != "partial"}
+            return {k: v for k, v in event.items() if k != "message"} | {
+                "assistantMessageEvent": update}
+        return event
+
+    def finish(self) -> AgentRun:
+        run = self.run
+        run.turns = self.turns
+        run.finish_reason = self.stop_reason
+        if self.stop_reason in ("error", "aborted"):
+            run.failure = f"stopReason {self.stop_reason}: {self.error_message or 'no message'}"
+        elif self.retry_error:
+            run.failure = f"auto-retry failed: {self.retry_error}"
+        reported = self.usage["totalTokens"] > 0 or self.usage["output"] > 0
+        if reported:
+            u = self.usage
+            run.input_tokens = u["input"] + u["cacheRead"] + u["cacheWrite"]
+            run.output_tokens = u["output"]
+            run.input_source = run.output_source = "server"
+        elif run.deltas:
+            run.output_tokens, run.output_source = run.deltas, "counted"
+            run.engine["usage_note"] = ("the server sent no usage while streaming: output "
+                                        "tokens are the streamed deltas BenchRig counted; "
+                                        "input tokens are unknown")
+        if self.local:
+            run.cost_usd, run.cost_source = 0.0, "local model: no charge"
+        elif reported:
+            run.cost_usd, run.cost_source = self.cost, "pi: its price table for the model"
+        run.engine.update({"llm_calls": self.calls, "retries": self.retries,
+                           "usage": dict(self.usage), "stop_reason": self.stop_reason})
+        return run
+
+
+@dataclass(frozen=True)
+class LocalAgent:
+    home: Path
+    model_id: str
+    server_settings: dict[str, Any]
+    load_time_s: float
+
+
+def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, Any]:
+    settings = request.settings
+    return {"providers": {LOCAL: {
+        "baseUrl": base_url, "api": "openai-completions", "apiKey": "none",
+        # llama-cpp-python's server knows neither the developer role nor reasoning_effort
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False,
+                   "maxTokensField": "max_tokens"},
+        "models": [{"id": model_id, "name": model_id, "reasoning": False,
+                    "contextWindow": settings.context_size, "maxTokens": settings.max_tokens,
+                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}],
+    }}}
+
+
+@contextmanager
+def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
+    """The embedded model served on loopback, and a private pi home that points at it; the
+    user's own ~/.pi is never read or changed. Both are gone afterwards."""
+    from benchrig.drivers.llamacpp import default_threads
+    from benchrig.serve import EmbeddedServer, ServerConfig
+
+    home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-"))
+    try:
+        request.progress.phase("starting the embedded model server")
+        began = time.perf_counter()
+        # One core stays with pi and BenchRig's reader: llama.cpp threads busy-wait, and a
+        # preempted one stalls the others (measured here: 2.4 against 16 tokens/s).
+        threads = request.settings.threads or max(1, default_threads() - 1)
+        config = ServerConfig(model=request.model, context_size=request.settings.context_size,
+                              threads=threads)
+        with EmbeddedServer(config) as server:
+            load_s = time.perf_counter() - began
+            agent_dir = home / ".pi" / "agent"
+            agent_dir.mkdir(parents=True)
+            models = _config(server.base_url, server.alias, request)
+            (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
+            # pi's default compaction reserve (16384) exceeds a small local context: it would
+            # summarize after every turn
+            (agent_dir / "settings.json").write_text(json.dumps(
+                {"compaction": {"enabled": False}}, indent=2))
+            yield LocalAgent(home, server.alias, server.settings(), load_s)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+class PiDriver:
+    name = "pi"
+    kind = "agent"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        if provider == LOCAL:
+            from benchrig.drivers.llamacpp import INSTALL_HINT as LOCAL_HINT
+            from benchrig.drivers.llamacpp import resolve_model
+
+            if importlib.util.find_spec("llama_cpp") is None:
+                raise UsageError(f"pi with provider local needs llama-cpp-python: {LOCAL_HINT}")
+            resolve_model(model)
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        binary = locate("pi", "BENCHRIG_PI_BIN", INSTALL_HINT)
+        if request.provider != LOCAL:
+            return self._drive(request, binary, None)
+        with local_agent(request) as local:
+            return self._drive(request, binary, local)
+
+    def _drive(self, request: DriverRequest, binary: str, local: LocalAgent | None
+               ) -> DriverOutput:
+        env = dict(os.environ)
+        if local is not None:
+            home = str(local.home)
+            env.update({"HOME": home, "PI_CODING_AGENT_DIR": str(local.home / ".pi" / "agent"),
+                        "PI_OFFLINE": "1", "XDG_CONFIG_HOME": f"{home}/.config",
+                        "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local"})
+        flags = list(FLAGS)
+        if request.provider:
+            flags += ["--provider", request.provider]
+        flags += ["--model", local.model_id if local else request.model]
+        runtime: dict[str, Any] = {"name": "pi", "version": cli_version(binary, env),
+                                   "package": PACKAGE, "path": binary}
+        effective: dict[str, Any] = {"temperature": None, "max_tokens": None,
+                                     "context_size": None, "think": None, "seed": None,
+                                     "agent_flags": flags}
+        if local is not None:
+            runtime["server"] = {"name": "llama-cpp-python", "version": _llama_cpp_version()}
+            effective.update({"max_tokens": request.settings.max_tokens,
+                              "context_size": request.settings.context_size,
+                              "threads": local.server_settings["threads"],
+                              "server": local.server_settings, "compaction": False,
+                              "agent_home": "private temporary folder"})
+        return drive(request, agent="pi", argv=[binary, *flags, prompt_text(request)], env=env,
+                     parser=PiParser(local is not None), runtime=runtime, effective=effective,
+                     load_time_s=local.load_time_s if local else None)
+
+
+def _llama_cpp_version() -> str | None:
+    try:
+        return package_version("llama_cpp_python")
+    except PackageNotFoundError:
+        return None
