@@ -10,6 +10,8 @@ from benchrig.errors import UsageError
 
 BUILTIN = {
     "llamacpp": "benchrig.drivers.llamacpp:LlamaCppDriver",
+    "ollama": "benchrig.drivers.ollama:OllamaDriver",
+    "openai": "benchrig.drivers.openai:OpenAIDriver",
     "replay": "benchrig.drivers.replay:ReplayDriver",
 }
 
