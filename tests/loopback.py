@@ -50,6 +50,7 @@ class Loopback:
 
     routes: dict[tuple[str, str], Route]
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
 
     def __enter__(self) -> Loopback:
         owner = self
@@ -71,6 +72,7 @@ class Loopback:
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw) if raw else None
                 owner.requests.append((method, self.path, body))
+                owner.headers.append({k.lower(): v for k, v in self.headers.items()})
                 route = owner.routes.get((method, self.path))
                 if route is None:
                     reply = Reply.json({"error": f"no route {method} {self.path}"}, 404)

@@ -66,6 +66,7 @@ class _Stream:
         self.timings: dict[str, Any] | None = None
         self.done = False
         self.events = 0
+        self.completion_id: str | None = None
 
     def event(self, data: bytes, now: float, url: str) -> None:
         self.events += 1
@@ -79,6 +80,7 @@ class _Stream:
                               f"{data[:200]!r}") from None
         if not isinstance(chunk, dict):
             return
+        self.completion_id = self.completion_id or chunk.get("id")
         if chunk.get("error"):
             error = chunk["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -111,6 +113,18 @@ class _Stream:
             call["function"]["name"] += function["name"]
         if function.get("arguments"):
             call["function"]["arguments"] += function["arguments"]
+
+
+def _get_optional(http: Any, url: str, headers: dict[str, str]) -> dict[str, Any] | None:
+    """A GET that may not exist on this server: its JSON object, or None on any failure."""
+    import httpx
+
+    try:
+        response = http.get(url, headers=headers, timeout=5.0)
+        data = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 class OpenAIDriver:
@@ -152,10 +166,16 @@ class OpenAIDriver:
                                       f"{read.bytes} bytes ({state.events} events, no "
                                       f"finish_reason or [DONE]): {unfinished[:120]!r}")
             collector.finish(now)
+            # Untimed, after the stream: what `benchrig serve` knows about this completion.
+            server = _get_optional(http, f"{root}/benchrig/server", headers)
+            perf = None
+            if server is not None and state.completion_id:
+                perf = _get_optional(http, f"{root}/benchrig/perf/{state.completion_id}",
+                                     headers)
             probe = None
-            if state.usage is None and state.timings is None:
+            if state.usage is None and state.timings is None and perf is None:
                 probe = self._probe_usage(http, url, body, headers, s.timeout_s)
-        return self._output(request, root, state, read, probe)
+        return self._output(request, root, state, read, probe, server, perf)
 
     def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
                      headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
@@ -172,7 +192,8 @@ class OpenAIDriver:
         return usage if isinstance(usage, dict) else None
 
     def _output(self, request: DriverRequest, root: str, state: _Stream, read: StreamRead,
-                probe: dict[str, Any] | None) -> DriverOutput:
+                probe: dict[str, Any] | None, server: dict[str, Any] | None,
+                perf: dict[str, Any] | None) -> DriverOutput:
         usage, timings = state.usage or {}, state.timings or {}
         output, out_source = count(usage.get("completion_tokens")), "server"
         if output is None:
@@ -183,28 +204,39 @@ class OpenAIDriver:
         input_tokens = count(usage.get("prompt_tokens"))
         if input_tokens is None and prompt_n is not None:
             input_tokens = prompt_n + (count(timings.get("cache_n")) or 0)
+        perf = perf or {}
+        if input_tokens is None:
+            input_tokens = count(perf.get("prompt_n"))
         if input_tokens is None and probe is not None:
             input_tokens = count(probe.get("prompt_tokens"))
+        prefill = positive(timings.get("prompt_per_second"))
+        if prefill is None:
+            prefill = positive(perf.get("prompt_per_second"))
         engine: dict[str, Any] = {
             "source": "openai-compatible stream", "usage": state.usage, "timings": state.timings,
-            "usage_probe": probe, "done_marker": state.done,
+            "server_perf": perf or None, "usage_probe": probe, "done_marker": state.done,
             "stream": {"chunks": read.chunks, "bytes": read.bytes, "events": state.events,
                        "token_events": state.collector.token_events},
         }
         source: TokenSource = "server" if out_source == "server" else "counted"
         metrics = state.collector.metrics(
-            output, source, input_tokens, "server", positive(timings.get("prompt_per_second")),
-            engine)  # cost: BenchRig has no price table, and a guessed 0 would be a lie
+            output, source, input_tokens, "server", prefill, engine)
+        # cost stays null: BenchRig has no price table, and a guessed 0 would be a lie
         s = request.settings
         sent = request_body(request.model, [], s)
+        server = server or {}
         effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
-                     "think_requested": s.think, "context_size": None, "threads": None,
+                     "think_requested": s.think,
+                     # set by the server, not by this request: known only if it says so
+                     "context_size": server.get("context_size"),
+                     "threads": server.get("threads"), "chat_format": server.get("chat_format"),
                      "api_key_env": API_KEY_ENV if _headers() else None}
         transcript = Transcript(answer=state.collector.splitter.answer,
                                 thinking=state.collector.splitter.thinking,
                                 finish_reason=state.finish_reason,
                                 tool_calls=tuple(state.calls[i] for i in sorted(state.calls)))
-        runtime = {"name": "openai-compatible", "version": None, "base_url": root,
-                   "server": read.headers.get("server")}
+        runtime = {"name": server.get("server", "openai-compatible"),
+                   "version": server.get("version"), "base_url": root,
+                   "http_server": read.headers.get("server"), "served": server or None}
         return DriverOutput(transcript=transcript, metrics=metrics, runtime=runtime,
                             effective=effective)
