@@ -62,6 +62,32 @@ def _loaded(http: Any, root: str, model: str) -> dict[str, Any] | None:
     return next((m for m in running if isinstance(m, dict) and _same_model(m, model)), None)
 
 
+class ChatLines:
+    """The lines of one /api/chat stream, fed to a collector as they arrive."""
+
+    def __init__(self, collector: StreamCollector, url: str) -> None:
+        self.collector, self.url = collector, url
+        self.tool_calls: list[dict[str, Any]] = []
+
+    def line(self, raw: bytes, now: float) -> dict[str, Any] | None:
+        """Take one line; return it when it is the final (done) one."""
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise DriverError("infra", f"{self.url} sent a line that is not JSON: "
+                              f"{raw[:200]!r}") from None
+        if not isinstance(data, dict):
+            return None
+        if "error" in data:
+            raise DriverError("infra", f"Ollama: {data['error']}")
+        message = data.get("message") or {}
+        calls = [c for c in message.get("tool_calls") or () if isinstance(c, dict)]
+        self.tool_calls.extend(calls)  # a call arrives whole; arguments are an object
+        self.collector.delta(now, content=message.get("content"),
+                             reasoning=message.get("thinking"), tool_call=bool(calls))
+        return data if data.get("done") else None
+
+
 class OllamaDriver:
     """Provider slot = Ollama's base URL (default OLLAMA_HOST or http://127.0.0.1:11434)."""
 
@@ -134,34 +160,18 @@ class OllamaDriver:
         s = request.settings
         url = f"{root}/api/chat"
         decoder, read = NDJSONDecoder(), StreamRead()
-        tool_calls: list[dict[str, Any]] = []
         final: dict[str, Any] | None = None
         dispatched = time.perf_counter()
         collector = StreamCollector(dispatched)
+        lines = ChatLines(collector, url)
+        line = lines.line
         now = dispatched
-
-        def line(raw: bytes, now: float) -> dict[str, Any] | None:
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                raise DriverError("infra", f"{url} sent a line that is not JSON: "
-                                  f"{raw[:200]!r}") from None
-            if not isinstance(data, dict):
-                return None
-            if "error" in data:
-                raise DriverError("infra", f"Ollama: {data['error']}")
-            message = data.get("message") or {}
-            calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-            tool_calls.extend(calls)
-            collector.delta(now, content=message.get("content"),
-                            reasoning=message.get("thinking"), tool_call=bool(calls))
-            request.progress.tokens(collector.token_events)
-            return data if data.get("done") else None
 
         for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
                                       s.timeout_s):
             for raw in decoder.feed(chunk):
                 final = line(raw, now) or final
+            request.progress.tokens(collector.token_events)
             if final is not None:
                 break
         tail = decoder.finish()
@@ -174,16 +184,16 @@ class OllamaDriver:
         if final is None:
             raise DriverError("infra", f"the stream from {url} ended after {read.bytes} bytes "
                               "without its final (done) line")
+        collector.dispatched = read.dispatched or collector.dispatched
         collector.finish(now)
         engine: dict[str, Any] = {"source": "ollama /api/chat",
                                   **{k: final[k] for k in COUNTERS if k in final}}
         eval_n, eval_ns = count(final.get("eval_count")), positive(final.get("eval_duration"))
         engine["eval_per_second"] = eval_n / eval_ns * NS if eval_n and eval_ns else None
-        engine["stream"] = {"chunks": read.chunks, "bytes": read.bytes,
-                            "token_events": collector.token_events}
+        engine["stream"] = {**read.to_json(), "token_events": collector.token_events}
         transcript = Transcript(answer=collector.splitter.answer,
                                 thinking=collector.splitter.thinking,
                                 finish_reason=final.get("done_reason"),
-                                tool_calls=tuple(tool_calls))
+                                tool_calls=tuple(lines.tool_calls))
         return transcript, engine, collector
 

@@ -165,6 +165,7 @@ class OpenAIDriver:
                     raise DriverError("infra", f"the stream from {url} was cut after "
                                       f"{read.bytes} bytes ({state.events} events, no "
                                       f"finish_reason or [DONE]): {unfinished[:120]!r}")
+            collector.dispatched = read.dispatched or collector.dispatched
             collector.finish(now)
             # Untimed, after the stream: what `benchrig serve` knows about this completion.
             server = _get_optional(http, f"{root}/benchrig/server", headers)
@@ -215,7 +216,7 @@ class OpenAIDriver:
         engine: dict[str, Any] = {
             "source": "openai-compatible stream", "usage": state.usage, "timings": state.timings,
             "server_perf": perf or None, "usage_probe": probe, "done_marker": state.done,
-            "stream": {"chunks": read.chunks, "bytes": read.bytes, "events": state.events,
+            "stream": {**read.to_json(), "events": state.events,
                        "token_events": state.collector.token_events},
         }
         source: TokenSource = "server" if out_source == "server" else "counted"
