@@ -65,28 +65,29 @@ def expected_text(cfg: dict[str, Any]) -> tuple[str, str]:
     return thinking, "".join(f" t{i}" for i in range(cfg["thinking"], cfg["tokens"]))
 
 
-def fidelity(shape: str, streams: int, cfg: dict[str, Any]) -> dict[str, Any]:
-    """`streams` concurrent attempts through the real driver against the paced server."""
+def fidelity(shape: str, streams: int, rounds: int, cfg: dict[str, Any]) -> dict[str, Any]:
+    """`rounds` × `streams` concurrent attempts through the real driver, paced server."""
     driver_name, suffix, inline = SHAPES[shape]
     cfg = {**cfg, "inline_think": inline}
     server = Paced(cfg)
     driver = get_driver(driver_name)
     settings = Settings(max_tokens=cfg["tokens"], context_size=cfg["num_ctx"], timeout_s=300)
 
-    def one(index: int) -> DriverOutput:
-        return driver.run(DriverRequest(TASK, render(TASK), f"paced-{index}",
-                                        server.url + suffix, settings))
+    def one(name: str) -> DriverOutput:
+        return driver.run(DriverRequest(TASK, render(TASK), name, server.url + suffix,
+                                        settings))
 
+    names = [[f"paced-{r}-{i}" for i in range(streams)] for r in range(rounds)]
     try:
         with ThreadPoolExecutor(streams) as pool:
-            outs = list(pool.map(one, range(streams)))
+            outs = [out for group in names for out in pool.map(one, group)]
         truth = server.truth()
     finally:
         server.close()
     thinking, answer = expected_text(cfg)
     rows = []
-    for index, out in enumerate(outs):
-        m, t = out.metrics, truth[f"paced-{index}"]
+    for name, out in zip([n for group in names for n in group], outs, strict=True):
+        m, t = out.metrics, truth[name]
         assert m.ttft_ms is not None and m.tokens_per_s is not None
         sent_span = t["last_write"] - t["first_write"]
         rows.append({
@@ -112,13 +113,13 @@ def fidelity(shape: str, streams: int, cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def plain_client(streams: int, cfg: dict[str, Any]) -> dict[str, float]:
+def plain_client(streams: int, rounds: int, cfg: dict[str, Any]) -> dict[str, float]:
     """The same paced SSE streams read by a bare socket client (no HTTP library, no parsing):
     what this machine's scheduling alone costs at this concurrency."""
     server = Paced(cfg)
 
-    def one(index: int) -> tuple[float, float, float]:
-        body = json.dumps({"model": f"plain-{index}", "messages": []}).encode()
+    def one(name: str) -> tuple[float, float, float]:
+        body = json.dumps({"model": name, "messages": []}).encode()
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             sent = time.perf_counter()
             sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
@@ -132,15 +133,16 @@ def plain_client(streams: int, cfg: dict[str, Any]) -> dict[str, float]:
                 last = now
         return sent, first, last
 
+    names = [[f"plain-{r}-{i}" for i in range(streams)] for r in range(rounds)]
     try:
         with ThreadPoolExecutor(streams) as pool:
-            times = list(pool.map(one, range(streams)))
+            times = [x for group in names for x in pool.map(one, group)]
         truth = server.truth()
     finally:
         server.close()
     ttft, rate = [], []
-    for index, (sent, first, last) in enumerate(times):
-        t = truth[f"plain-{index}"]
+    for name, (sent, first, last) in zip([n for g in names for n in g], times, strict=True):
+        t = truth[name]
         ttft.append((first - sent) * 1000 - (t["first_write"] - t["arrived"]) * 1000)
         rate.append(cfg["tokens"] / (last - first) / (cfg["tokens"] / (t["last_write"]
                                                                        - t["first_write"])) - 1)
@@ -238,7 +240,9 @@ def real_engine(generations: int, max_tokens: int) -> dict[str, list[tuple[float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 32])
-    parser.add_argument("--tokens", type=int, default=2000)
+    parser.add_argument("--tokens", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, nargs="+", default=[10, 3],
+                        help="rounds of each --streams value (samples = rounds × streams)")
     parser.add_argument("--rate", type=float, default=400.0)
     parser.add_argument("--delay-ms", type=float, default=50.0)
     parser.add_argument("--generations", type=int, default=5)
@@ -249,24 +253,25 @@ def main() -> None:
            "thinking": args.tokens // 5, "per_event": 3, "per_write": 2, "num_ctx": 4096}
     print(f"Paced server: first byte after {args.delay_ms:g} ms, {args.tokens} tokens at "
           f"{args.rate:g} tokens/s, {cfg['thinking']} of them thinking, {cfg['per_event']} "
-          f"tokens per event, {cfg['per_write']} events per write.\n")
+          f"tokens per event, {cfg['per_write']} events per write; medians over rounds × "
+          "streams attempts.\n")
     print("| shape | streams | TTFT − delay (median / max abs) | TTFT − server's actual delay "
           "| decode rate ÷ rate sent − 1 (median / max abs) | ÷ rate actually sent − 1 "
           "| tokens exact | split exact |")
     print("|---|---|---|---|---|---|---|---|")
-    for streams in args.streams:
+    for streams, rounds in zip(args.streams, args.rounds, strict=True):
         for shape in SHAPES:
-            r = fidelity(shape, streams, cfg)
+            r = fidelity(shape, streams, rounds, cfg)
             print(f"| {shape} | {streams} | {r['ttft_err_ms']:+.2f} / {r['ttft_err_max_ms']:.2f}"
                   f" ms | {r['ttft_vs_sent_ms']:+.2f} ms | {r['rate_err'] * 100:+.3f}% / "
                   f"{r['rate_err_max'] * 100:.3f}% | {r['rate_vs_sent'] * 100:+.3f}% | "
                   f"{r['tokens_exact']}/{r['n']} | {r['split_exact']}/{r['n']} |")
-        plain = plain_client(streams, cfg)
+        plain = plain_client(streams, rounds, cfg)
         print(f"| plain socket client (baseline) | {streams} | | {plain['ttft_vs_sent_ms']:+.2f}"
               f" ms (max {plain['ttft_max_ms']:.2f}) | | {plain['rate_vs_sent'] * 100:+.3f}% "
               f"(max abs {plain['rate_max'] * 100:.3f}%) | | |")
     cap = capacity(200_000, 4096)
-    one = capacity(50_000, 1)  # one byte per read: the worst split there is
+    one = capacity(5_000, 1)  # one byte per read: the worst split there is
     flat = end_to_end(100_000)
     print("\n| stream parsing (one core) | events/s |\n|---|---|")
     print(f"| SSE, decoder + JSON + collector, 4 KiB reads | {cap['sse']:,.0f} |")

@@ -101,3 +101,21 @@ def test_bad_files_name_the_file_and_key(tmp_path: Path, text: str, message: str
 def test_a_named_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="config file not found"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_cli_records_the_effective_settings(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import SOLUTIONS, answer_file, benchrig, fenced
+
+    results = tmp_path / "results"
+    config = write(tmp_path, "thinking_token_multiplier = 4\n")
+    answer = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
+    ran = benchrig("run", "lru-cache", "-m", "qwen3:8b", "-d", "replay", "-p", str(answer),
+                   "--no-think", "--config", str(config), results_dir=results)
+    assert ran.code == 0, ran.stderr
+    (path,) = results.glob("*.json")
+    settings = json.loads(path.read_text())["settings"]
+    assert (settings["max_tokens"], settings["max_tokens_multiplier"]) == (4096, 4)
+    assert (settings["think"], settings["think_source"]) == (False, "command line")
+    assert (settings["thinking_model"], settings["config_file"]) == (True, str(config))

@@ -58,7 +58,12 @@ def placement(entry: dict[str, Any] | None) -> str | None:
 
 
 def _loaded(http: Any, root: str, model: str) -> dict[str, Any] | None:
-    running = request_json(http, "GET", f"{root}/api/ps").get("models") or []
+    """The model's /api/ps entry; None when it is not loaded or the server cannot say (an
+    old build without /api/ps must not fail an attempt whose answer is fine)."""
+    try:
+        running = request_json(http, "GET", f"{root}/api/ps").get("models") or []
+    except DriverError:
+        return None
     return next((m for m in running if isinstance(m, dict) and _same_model(m, model)), None)
 
 
