@@ -223,6 +223,8 @@ def test_done_reason_length_is_a_truncated_coding_answer(results_dir: Path) -> N
      "Ollama: an error was encountered while running the model"),
     (Reply.json({"error": "model requires more system memory (9.1 GiB) than is available"},
                 500), "HTTP 500 from http://127.0.0.1:"),
+    (Reply(ndjson(line("Hi"), {"message": "not an object", "done": False}, done()),
+           content_type="application/x-ndjson"), "sent an item BenchRig cannot read"),
 ])
 def test_broken_streams_are_infra_errors(chat: Reply, message: str) -> None:
     with Loopback(routes(chat)) as server, pytest.raises(DriverError) as caught:

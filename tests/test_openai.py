@@ -130,6 +130,19 @@ def test_a_server_without_usage_counts_tokens_and_asks_for_the_prompt_count() ->
     assert streamed["stream_options"] == {"include_usage": True}
 
 
+@pytest.mark.parametrize("odd", [
+    {"choices": [{"index": 0, "delta": "text instead of an object"}]},
+    {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": "x"}]}}]},
+    {"choices": 7},
+])
+def test_malformed_events_are_infra_errors_not_tracebacks(odd: dict[str, Any]) -> None:
+    from benchrig.errors import DriverError
+
+    with pytest.raises(DriverError) as caught:
+        run(stream_reply(chunk({"content": "a"}), odd, chunk({}, "stop"), "[DONE]"))
+    assert caught.value.kind == "infra" and "cannot read" in caught.value.message
+
+
 def test_think_switch_goes_only_to_thinking_models(monkeypatch: pytest.MonkeyPatch) -> None:
     thinking = request_body("qwen3", [], Settings(think=False, thinking_model=True))
     assert thinking["chat_template_kwargs"] == {"enable_thinking": False}

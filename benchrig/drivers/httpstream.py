@@ -82,8 +82,9 @@ def _transport_error(exc: Exception, url: str, timeout_s: float) -> DriverError:
 
 def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
                  headers: Mapping[str, str] | None = None,
-                 timeout_s: float = 60.0) -> Any:
-    """One plain JSON request; a refused connection, an HTTP error or bad JSON → DriverError."""
+                 timeout_s: float = 60.0) -> dict[str, Any]:
+    """One plain JSON request whose answer is an object; a refused connection, an HTTP error
+    or anything but a JSON object → DriverError."""
     import httpx
 
     try:
@@ -94,10 +95,22 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
         raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
                           f"{server_message(response.content)}")
     try:
-        return response.json()
+        data = response.json()
     except ValueError:
-        raise DriverError("infra", f"{url} answered with something that is not JSON: "
-                          f"{response.text[:200]!r}") from None
+        data = None
+    if not isinstance(data, dict):
+        raise DriverError("infra", f"{url} answered with something that is not a JSON "
+                          f"object: {response.text[:200]!r}")
+    return data
+
+
+MALFORMED = (AttributeError, TypeError, KeyError, ValueError)
+
+
+def malformed(url: str, raw: bytes, exc: Exception) -> DriverError:
+    """A stream item whose shape no server documents: the server's fault, said plainly."""
+    return DriverError("infra", f"{url} sent an item BenchRig cannot read "
+                       f"({type(exc).__name__}: {exc}): {raw[:200]!r}")
 
 
 @dataclass

@@ -9,11 +9,13 @@ from typing import Any
 
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.drivers.httpstream import (
+    MALFORMED,
     StreamCollector,
     StreamRead,
     base_url,
     client,
     count,
+    malformed,
     positive,
     post_stream,
     request_json,
@@ -64,6 +66,8 @@ def _loaded(http: Any, root: str, model: str) -> dict[str, Any] | None:
         running = request_json(http, "GET", f"{root}/api/ps").get("models") or []
     except DriverError:
         return None
+    if not isinstance(running, list):
+        return None
     return next((m for m in running if isinstance(m, dict) and _same_model(m, model)), None)
 
 
@@ -76,6 +80,12 @@ class ChatLines:
 
     def line(self, raw: bytes, now: float) -> dict[str, Any] | None:
         """Take one line; return it when it is the final (done) one."""
+        try:
+            return self._line(raw, now)
+        except MALFORMED as exc:
+            raise malformed(self.url, raw, exc) from None
+
+    def _line(self, raw: bytes, now: float) -> dict[str, Any] | None:
         try:
             data = json.loads(raw)
         except ValueError:

@@ -9,11 +9,13 @@ from typing import Any
 
 from benchrig.drivers.base import DriverOutput, DriverRequest, Settings, Transcript
 from benchrig.drivers.httpstream import (
+    MALFORMED,
     StreamCollector,
     StreamRead,
     base_url,
     client,
     count,
+    malformed,
     positive,
     post_stream,
     request_json,
@@ -69,6 +71,12 @@ class _Stream:
         self.completion_id: str | None = None
 
     def event(self, data: bytes, now: float, url: str) -> None:
+        try:
+            self._event(data, now, url)
+        except MALFORMED as exc:
+            raise malformed(url, data, exc) from None
+
+    def _event(self, data: bytes, now: float, url: str) -> None:
         self.events += 1
         if data == DONE:
             self.done = True
@@ -189,7 +197,7 @@ class OpenAIDriver:
             reply = request_json(http, "POST", url, probe, headers, timeout_s=timeout_s)
         except DriverError:
             return None
-        usage = reply.get("usage") if isinstance(reply, dict) else None
+        usage = reply.get("usage")
         return usage if isinstance(usage, dict) else None
 
     def _output(self, request: DriverRequest, root: str, state: _Stream, read: StreamRead,
