@@ -23,7 +23,9 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[EmbeddedServer]:
-    with EmbeddedServer(ServerConfig(context_size=4096)) as running:
+    # One thread: llama.cpp's workers spin-wait for each other, which collapses when the
+    # cores are shared (2.9 tokens/s measured here under load, against 60 when quiet).
+    with EmbeddedServer(ServerConfig(context_size=4096, threads=1)) as running:
         yield running
 
 
@@ -48,7 +50,7 @@ def test_full_lru_cache_attempt(server: EmbeddedServer, results_dir: Path) -> No
     assert m["ttft_ms"] >= perf["prompt_ms"]
     assert m["wall_s"] * 1000 >= perf["prompt_ms"] + perf["predicted_ms"]
     assert result["settings"]["chat_format"] == "chatml"
-    assert result["settings"]["threads"] == server.threads
+    assert result["settings"]["threads"] == server.threads == 1
     assert result["settings"]["context_size"] == 4096
     assert result["environment"]["runtime"]["name"] == "llama-cpp-python"
     assert result["environment"]["runtime"]["served"]["prompt_prefix_reuse"] is False
