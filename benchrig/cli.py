@@ -47,8 +47,14 @@ def run(
     max_tokens: Annotated[int | None, typer.Option(min=1)] = None,
     context_size: Annotated[int | None, typer.Option(min=256)] = None,
     threads: Annotated[int | None, typer.Option(min=1)] = None,
+    think: Annotated[bool | None, typer.Option("--think/--no-think",
+        help="Force thinking on or off (default: benchrig.toml per suite, else the model's).")
+                     ] = None,
+    config: Annotated[Path | None, typer.Option("--config",
+        help="Settings file (default: ./benchrig.toml if present).")] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
+    from benchrig.config import load_config
     from benchrig.drivers import get_driver
     from benchrig.report import render_text
     from benchrig.runner import Overrides, matrix, run_attempt, settings_for
@@ -60,15 +66,17 @@ def run(
     engine = get_driver(driver)
     for name in models:
         engine.preflight(name, provider)
-    overrides = Overrides(temperature, max_tokens, context_size, threads)
+    overrides = Overrides(temperature, max_tokens, context_size, threads, think)
+    settings_file = load_config(config)
     out_dir = results_dir or paths.results_dir()
     plan = list(matrix(chosen, models, runs))
     results = []
     with RunProgress(len(plan)) as bar:
         for index, (task, name, _) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
-            attempt = run_attempt(task, name, engine, provider, settings_for(task, overrides),
-                                  out_dir, agent=driver, progress=bar.attempt(label))
+            settings = settings_for(task, overrides, model=name, config=settings_file)
+            attempt = run_attempt(task, name, engine, provider, settings, out_dir,
+                                  agent=driver, progress=bar.attempt(label))
             bar.advance()
             r = attempt.result
             checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if r[

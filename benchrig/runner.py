@@ -12,6 +12,7 @@ from typing import Any
 
 from benchrig import __version__
 from benchrig.checks.judge import Verdict, judge
+from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
 from benchrig.errors import DriverError
@@ -19,7 +20,6 @@ from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
 from benchrig.result import excerpt, result_path, utc_now, validate, write_atomic
 from benchrig.spec import TaskSpec
-from benchrig.suites import think_default
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONTEXT = 4096
@@ -42,18 +42,39 @@ class Attempt:
     path: Path
 
 
-def settings_for(task: TaskSpec, overrides: Overrides) -> Settings:
-    """Command line over task frontmatter over defaults."""
+def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
+                 config: Config | None = None) -> Settings:
+    """Command line over task frontmatter over benchrig.toml over defaults.
+
+    A thinking model (config `thinking_models`) gets the task's token budget times
+    `thinking_token_multiplier` in the coding, reasoning and polish suites; an explicit
+    `--max-tokens` is taken as given. `think` left at None means the model's own default.
+    """
+    config = config or Config()
     def pick(*values: Any) -> Any:
         return next((v for v in values if v is not None), None)
 
+    multiplier = config.multiplier(model, task.suite) if model else 1
+    if overrides.max_tokens is not None:
+        max_tokens, multiplier = overrides.max_tokens, 1
+    else:
+        max_tokens = pick(task.max_tokens, DEFAULT_MAX_TOKENS) * multiplier
+    think, think_source = next(
+        ((value, source) for value, source in (
+            (overrides.think, "command line"), (task.think, "task"),
+            (config.think_default(task.suite), "suite default")) if value is not None),
+        (None, "model default"))
     return Settings(
         temperature=pick(overrides.temperature, task.temperature, 0.0),
-        max_tokens=pick(overrides.max_tokens, task.max_tokens, DEFAULT_MAX_TOKENS),
+        max_tokens=max_tokens,
         context_size=pick(overrides.context_size, DEFAULT_CONTEXT),
-        think=pick(overrides.think, task.think, think_default(task.suite)),
+        think=think,
         threads=overrides.threads,
         timeout_s=float(task.timeout_s),
+        thinking_model=config.is_thinking_model(model) if model else None,
+        max_tokens_multiplier=multiplier,
+        think_source=think_source,
+        config_file=str(config.path) if config.path else None,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -47,7 +48,8 @@ class EmbeddedServer:
 
     Use as a context manager; `base_url` ends in `/v1`. It serves one request at a time:
     llama-cpp-python's default lets a new request cancel a stream in progress, which
-    returns empty answers to concurrent clients, so that is turned off.
+    returns empty answers to concurrent clients, so that is turned off. The child process
+    (serve_child.py) also turns off prompt-prefix reuse and keeps llama.cpp's counters.
     """
 
     def __init__(self, config: ServerConfig) -> None:
@@ -65,20 +67,21 @@ class EmbeddedServer:
 
     def command(self) -> list[str]:
         c = self.config
-        return [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model_path), "--model_alias", self.alias,
-            "--host", c.host, "--port", str(self.port), "--n_ctx", str(c.context_size),
-            "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
-            "--chat_format", c.chat_format, "--interrupt_requests", "False",
-            "--verbose", "False",
-        ]
+        child = {"host": c.host, "port": self.port, "model_path": str(self.model_path),
+                 "alias": self.alias, "context_size": c.context_size, "threads": self.threads,
+                 "chat_format": c.chat_format, "settings": self.settings()}
+        return [sys.executable, "-m", "benchrig.serve_child", json.dumps(child)]
 
     def settings(self) -> dict[str, Any]:
-        """What every result served by this server records about it."""
-        return {"server": "llama-cpp-python", "chat_format": self.config.chat_format,
-                "threads": self.threads, "context_size": self.config.context_size,
-                "interrupt_requests": False, "model_path": str(self.model_path)}
+        """What every result served by this server records about it (the openai driver reads
+        it back from `/v1/benchrig/server`)."""
+        from importlib.metadata import version
+
+        return {"server": "llama-cpp-python", "version": version("llama_cpp_python"),
+                "chat_format": self.config.chat_format, "threads": self.threads,
+                "context_size": self.config.context_size, "interrupt_requests": False,
+                "prompt_prefix_reuse": False, "logits_all": False,
+                "model_path": str(self.model_path), "alias": self.alias}
 
     def start(self) -> EmbeddedServer:
         import httpx

@@ -1,5 +1,7 @@
-"""The suites: which ones score an answer, and their per-suite defaults (a config file may
-override them)."""
+"""The suites: their names, which ones score an answer, which enter the composite.
+
+Per-suite settings (thinking on or off) live in `config.py`, where benchrig.toml can
+change them."""
 
 from __future__ import annotations
 
@@ -9,10 +11,3 @@ SUITES = ("speed", "coding", "reasoning", "context", "polish", "tool_use")
 ANSWER_SCORED = ("coding", "reasoning", "polish")
 # Suites averaged into the composite score (speed measures, tool metrics stay out).
 COMPOSITE = ("coding", "reasoning", "polish", "context")
-# Thinking off where throughput and prompt latency are measured; elsewhere the model's own
-# default (None). Task frontmatter `think` and the command line override these.
-THINK_DEFAULTS: dict[str, bool | None] = {"speed": False, "context": False}
-
-
-def think_default(suite: str) -> bool | None:
-    return THINK_DEFAULTS.get(suite)

@@ -7,6 +7,8 @@ OPEN, CLOSE = "<think>", "</think>"
 
 def _partial_tag_suffix(text: str, tag: str) -> int:
     """Length of the longest end of `text` that could be the start of `tag`."""
+    if "<" not in text[-(len(tag) - 1):]:  # the common case, checked without a loop
+        return 0
     for size in range(min(len(tag) - 1, len(text)), 0, -1):
         if tag.startswith(text[-size:]):
             return size

@@ -34,7 +34,10 @@ def test_server_answers_list_of_parts_content_and_stops_cleanly() -> None:
                 "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}
         reply = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()
         assert reply["usage"]["completion_tokens"] > 0
-        assert server.settings()["chat_format"] == "chatml"
+        recorded = httpx.get(f"{server.base_url}/benchrig/server", timeout=10).json()
+        assert recorded == server.settings()
+        assert (recorded["chat_format"], recorded["threads"]) == ("chatml", server.threads)
+        assert recorded["interrupt_requests"] is False
         assert server.proc is not None
         pid = server.proc.pid
     assert not alive(pid)

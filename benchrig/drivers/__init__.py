@@ -12,6 +12,8 @@ BUILTIN = {
     "claude": "benchrig.drivers.claude:ClaudeDriver",
     "codex": "benchrig.drivers.codex:CodexDriver",
     "llamacpp": "benchrig.drivers.llamacpp:LlamaCppDriver",
+    "ollama": "benchrig.drivers.ollama:OllamaDriver",
+    "openai": "benchrig.drivers.openai:OpenAIDriver",
     "pi": "benchrig.drivers.pi:PiDriver",
     "replay": "benchrig.drivers.replay:ReplayDriver",
 }

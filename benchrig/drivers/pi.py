@@ -167,18 +167,15 @@ def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, A
 def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
     """The embedded model served on loopback, and a private pi home that points at it; the
     user's own ~/.pi is never read or changed. Both are gone afterwards."""
-    from benchrig.drivers.llamacpp import default_threads
     from benchrig.serve import EmbeddedServer, ServerConfig
 
     home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-"))
     try:
         request.progress.phase("starting the embedded model server")
         began = time.perf_counter()
-        # One core stays with pi and BenchRig's reader: llama.cpp threads busy-wait, and a
-        # preempted one stalls the others (measured here: 2.4 against 16 tokens/s).
-        threads = request.settings.threads or max(1, default_threads() - 1)
+        # threads None: the server's default, all cores but one (see default_threads)
         config = ServerConfig(model=request.model, context_size=request.settings.context_size,
-                              threads=threads)
+                              threads=request.settings.threads)
         with EmbeddedServer(config) as server:
             load_s = time.perf_counter() - began
             agent_dir = home / ".pi" / "agent"

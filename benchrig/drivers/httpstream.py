@@ -1,0 +1,249 @@
+"""What the HTTP runtimes share: base URLs, timed streaming reads, server errors as DriverError,
+and one collector that turns streamed deltas into a transcript and its timings."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from benchrig.errors import DriverError, UsageError
+from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
+from benchrig.thinking import ThinkSplitter
+
+if TYPE_CHECKING:
+    import httpx
+
+CONNECT_TIMEOUT_S = 10.0
+ERROR_BODY_CHARS = 2000
+
+
+def base_url(url: str, driver: str) -> str:
+    """`url` without its trailing slash, or UsageError when it is not an http(s) URL."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(f"{driver}: the provider slot must be a base URL such as "
+                         f"http://127.0.0.1:8080/v1, not {url!r}")
+    return url.strip().rstrip("/")
+
+
+@cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context per process: httpx builds a new one per client otherwise (50–100 ms
+    of CPU each, measured here, which 32 concurrent attempts would pay while timing)."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def client(timeout_s: float) -> httpx.Client:
+    """An HTTP client whose reads wait up to the attempt's whole timeout (CPU prefill is slow)."""
+    import httpx
+
+    return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S,
+                                                                        timeout_s)),
+                        verify=_tls())
+
+
+def server_message(body: bytes) -> str:
+    """The error a server put in its body: `{"error": "…"}`, `{"error": {"message": …}}`,
+    `{"detail": …}`, or the text itself."""
+    text = body[:ERROR_BODY_CHARS].decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return text or "(empty body)"
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail"))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            return str(error)[:ERROR_BODY_CHARS]
+    return text
+
+
+def _transport_error(exc: Exception, url: str, timeout_s: float) -> DriverError:
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return DriverError("timeout", f"no answer from {url} within {timeout_s:g} s "
+                           f"({type(exc).__name__})")
+    if isinstance(exc, httpx.ConnectError):
+        return DriverError("infra", f"cannot connect to {url}: {exc}")
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return DriverError("infra", f"the stream from {url} was cut: {exc}")
+    return DriverError("infra", f"HTTP request to {url} failed: {type(exc).__name__}: {exc}")
+
+
+def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
+                 headers: Mapping[str, str] | None = None,
+                 timeout_s: float = 60.0) -> dict[str, Any]:
+    """One plain JSON request whose answer is an object; a refused connection, an HTTP error
+    or anything but a JSON object → DriverError."""
+    import httpx
+
+    try:
+        response = http.request(method, url, json=body, headers=headers, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise _transport_error(exc, url, timeout_s) from None
+    if response.status_code >= 400:
+        raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
+                          f"{server_message(response.content)}")
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise DriverError("infra", f"{url} answered with something that is not a JSON "
+                          f"object: {response.text[:200]!r}")
+    return data
+
+
+MALFORMED = (AttributeError, TypeError, KeyError, ValueError)
+
+
+def malformed(url: str, raw: bytes, exc: Exception) -> DriverError:
+    """A stream item whose shape no server documents: the server's fault, said plainly."""
+    return DriverError("infra", f"{url} sent an item BenchRig cannot read "
+                       f"({type(exc).__name__}: {exc}): {raw[:200]!r}")
+
+
+@dataclass
+class StreamRead:
+    """Facts about the response as a whole, filled in while its chunks are read."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: int = 0
+    bytes: int = 0
+    began: float | None = None  # perf_counter when the client started on the request
+    dispatched: float | None = None  # … when the request's first byte went on the wire
+
+    def trace(self, event: str, info: Any) -> None:
+        """httpcore's trace hook: stamp the moment the request is actually sent. Building
+        it and opening the connection come before (about 2 ms in httpx, measured) and are
+        not the server's latency."""
+        if self.dispatched is None and event.endswith("send_request_headers.started"):
+            self.dispatched = time.perf_counter()
+
+    def to_json(self) -> dict[str, Any]:
+        setup = (self.dispatched - self.began if self.dispatched and self.began else None)
+        return {"chunks": self.chunks, "bytes": self.bytes,
+                "setup_ms": setup * 1000 if setup is not None else None}
+
+
+def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead, deadline: float,
+                timeout_s: float, headers: Mapping[str, str] | None = None,
+                ) -> Iterator[tuple[bytes, float]]:
+    """POST and yield (raw chunk, perf_counter when it arrived) as the bytes come in.
+
+    Raises DriverError: connection refused or reset (infra), an HTTP error status with the
+    server's own message (infra), no byte for `timeout_s` or past `deadline` (timeout).
+    """
+    import httpx
+
+    read.began = time.perf_counter()
+    try:
+        with http.stream("POST", url, json=body, headers=headers,
+                         extensions={"trace": read.trace}) as response:
+            read.status = response.status_code
+            read.headers = {k.lower(): v for k, v in response.headers.items()
+                            if k.lower() in ("server", "content-type", "x-request-id")}
+            if response.status_code >= 400:
+                raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
+                                  f"{server_message(response.read())}")
+            for chunk in response.iter_bytes():
+                now = time.perf_counter()
+                read.chunks += 1
+                read.bytes += len(chunk)
+                yield chunk, now
+                if now > deadline:
+                    raise DriverError("timeout", f"the stream from {url} exceeded "
+                                      f"timeout_s={timeout_s:g}")
+    except httpx.HTTPError as exc:
+        raise _transport_error(exc, url, timeout_s) from None
+
+
+class StreamCollector:
+    """Streamed deltas → answer, thinking and tool calls, with the first time of each.
+
+    Thinking arrives in a separate field or inline as <think>…</think> in the content;
+    both count the same. A tool call is an answer token (protocols.md §0).
+    """
+
+    def __init__(self, dispatched: float) -> None:
+        self.dispatched = dispatched  # replaced by StreamRead.dispatched once known
+        self.splitter = ThinkSplitter()
+        self.first_tool: float | None = None
+        self.token_events = 0  # events that carried any text or tool call
+        self.ended: float | None = None
+
+    def delta(self, now: float, content: str | None = None, reasoning: str | None = None,
+              tool_call: bool = False) -> None:
+        carried = False
+        if reasoning:
+            self.splitter.thinking_delta(reasoning, now)
+            carried = True
+        if content:
+            self.splitter.feed(content, now)
+            carried = True
+        if tool_call:
+            self.first_tool = self.first_tool if self.first_tool is not None else now
+            carried = True
+        self.token_events += carried
+
+    def finish(self, now: float) -> None:
+        self.splitter.finish(now)
+        self.ended = now
+
+    def _since_dispatch_ms(self, *times: float | None) -> float | None:
+        known = [t for t in times if t is not None]
+        return (min(known) - self.dispatched) * 1000 if known else None
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return self._since_dispatch_ms(self.splitter.first_any, self.first_tool)
+
+    @property
+    def answer_ttft_ms(self) -> float | None:
+        return self._since_dispatch_ms(self.splitter.first_answer, self.first_tool)
+
+    def metrics(self, output_tokens: int | None, output_source: TokenSource | None,
+                input_tokens: int | None, input_source: TokenSource | None,
+                prefill_tokens_per_s: float | None, engine: dict[str, Any],
+                load_time_s: float | None = None, cost_usd: float | None = None,
+                cost_source: str | None = None) -> Metrics:
+        """The one metric definition (metrics.py) applied to what this stream carried."""
+        assert self.ended is not None, "finish() first"
+        wall_s = self.ended - self.dispatched
+        ttft, answer = self.ttft_ms, self.answer_ttft_ms
+        rate, floored = decode_rate(output_tokens, wall_s, ttft)
+        return Metrics(
+            wall_s=wall_s, ttft_ms=ttft, answer_ttft_ms=answer,
+            think_time_s=think_time(ttft, answer),
+            thinking_chars=len(self.splitter.thinking),
+            tokens_per_s=rate, tokens_per_s_floored=floored,
+            prefill_tokens_per_s=prefill_tokens_per_s,
+            input_tokens=input_tokens, output_tokens=output_tokens,
+            input_tokens_source=input_source if input_tokens is not None else None,
+            output_tokens_source=output_source if output_tokens is not None else None,
+            cost_usd=cost_usd, cost_source=cost_source, load_time_s=load_time_s, engine=engine)
+
+
+def positive(value: Any) -> float | None:
+    """A counter as a number, or None when missing, not a number, or not positive."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return float(value)
+
+
+def count(value: Any) -> int | None:
+    """A token count as an int, or None when missing or not a count (never a guessed 0)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value

@@ -1,0 +1,214 @@
+"""Ollama's native API: `/api/chat` streamed as NDJSON, with the server's own counters kept raw."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
+from benchrig.drivers.httpstream import (
+    MALFORMED,
+    StreamCollector,
+    StreamRead,
+    base_url,
+    client,
+    count,
+    malformed,
+    positive,
+    post_stream,
+    request_json,
+)
+from benchrig.errors import DriverError
+from benchrig.metrics import TokenSource
+from benchrig.streams import NDJSONDecoder
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+NS = 1e9
+COUNTERS = ("total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
+            "prompt_eval_cached_count", "eval_count", "eval_duration")
+
+
+def ollama_url(provider: str | None) -> str:
+    """The provider slot, else OLLAMA_HOST (which may omit the scheme), else the default."""
+    if provider:
+        return base_url(provider, "ollama")
+    host = os.environ.get("OLLAMA_HOST", "").strip()
+    if not host:
+        return DEFAULT_HOST
+    if "://" not in host:
+        host = f"http://{host}"
+    if host.count(":") == 1:  # scheme only: Ollama's default port
+        host = f"{host}:11434"
+    return base_url(host.replace("0.0.0.0", "127.0.0.1"), "ollama (OLLAMA_HOST)")
+
+
+def _same_model(entry: dict[str, Any], model: str) -> bool:
+    names = {entry.get("name"), entry.get("model")}
+    return model in names or f"{model}:latest" in names
+
+
+def placement(entry: dict[str, Any] | None) -> str | None:
+    """From /api/ps: all in GPU memory, all in CPU memory, or split between them."""
+    if not entry:
+        return None
+    size, vram = entry.get("size"), entry.get("size_vram")
+    if not isinstance(size, int) or not isinstance(vram, int) or size <= 0:
+        return None
+    return "gpu" if vram >= size else "cpu" if vram == 0 else "split"
+
+
+def _loaded(http: Any, root: str, model: str) -> dict[str, Any] | None:
+    """The model's /api/ps entry; None when it is not loaded or the server cannot say (an
+    old build without /api/ps must not fail an attempt whose answer is fine)."""
+    try:
+        running = request_json(http, "GET", f"{root}/api/ps").get("models") or []
+    except DriverError:
+        return None
+    if not isinstance(running, list):
+        return None
+    return next((m for m in running if isinstance(m, dict) and _same_model(m, model)), None)
+
+
+class ChatLines:
+    """The lines of one /api/chat stream, fed to a collector as they arrive."""
+
+    def __init__(self, collector: StreamCollector, url: str) -> None:
+        self.collector, self.url = collector, url
+        self.tool_calls: list[dict[str, Any]] = []
+
+    def line(self, raw: bytes, now: float) -> dict[str, Any] | None:
+        """Take one line; return it when it is the final (done) one."""
+        try:
+            return self._line(raw, now)
+        except MALFORMED as exc:
+            raise malformed(self.url, raw, exc) from None
+
+    def _line(self, raw: bytes, now: float) -> dict[str, Any] | None:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise DriverError("infra", f"{self.url} sent a line that is not JSON: "
+                              f"{raw[:200]!r}") from None
+        if not isinstance(data, dict):
+            return None
+        if "error" in data:
+            raise DriverError("infra", f"Ollama: {data['error']}")
+        message = data.get("message") or {}
+        calls = [c for c in message.get("tool_calls") or () if isinstance(c, dict)]
+        self.tool_calls.extend(calls)  # a call arrives whole; arguments are an object
+        self.collector.delta(now, content=message.get("content"),
+                             reasoning=message.get("thinking"), tool_call=bool(calls))
+        return data if data.get("done") else None
+
+
+class OllamaDriver:
+    """Provider slot = Ollama's base URL (default OLLAMA_HOST or http://127.0.0.1:11434)."""
+
+    name = "ollama"
+    kind = "runtime"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        ollama_url(provider)  # only the URL's shape: a dead server becomes a result
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        root, s, model = ollama_url(request.provider), request.settings, request.model
+        began = time.perf_counter()
+        with client(s.timeout_s) as http:
+            request.progress.phase(f"asking {root} about {model}")
+            version = request_json(http, "GET", f"{root}/api/version").get("version")
+            show = request_json(http, "POST", f"{root}/api/show", {"model": model})
+            capabilities = show.get("capabilities")
+            can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
+            think = s.think if s.think is not None and can_think else None
+            options: dict[str, Any] = {"num_ctx": s.context_size, "num_predict": s.max_tokens,
+                                       "temperature": s.temperature}
+            if s.seed is not None:
+                options["seed"] = s.seed
+            if s.threads is not None:
+                options["num_thread"] = s.threads
+            # A different num_ctx makes Ollama reload the model: do that untimed, first.
+            before = _loaded(http, root, model)
+            warmup: dict[str, Any] | None = None
+            load_time_s = None
+            if before is None or before.get("context_length") != s.context_size:
+                request.progress.phase(f"loading {model} (num_ctx {s.context_size})")
+                started = time.perf_counter()
+                body = {"model": model, "messages": [], "stream": False,
+                        "options": {"num_ctx": s.context_size}}
+                reply = request_json(http, "POST", f"{root}/api/chat", body,
+                                     timeout_s=max(1.0, s.timeout_s - (started - began)))
+                load_time_s = time.perf_counter() - started
+                warmup = {k: reply.get(k) for k in ("done_reason", "load_duration")
+                          if k in reply}
+            messages = list(request.messages)
+            body = {"model": model, "messages": messages, "stream": True, "options": options}
+            if think is not None:
+                body["think"] = think
+            request.progress.phase("generating")
+            transcript, engine, collector = self._stream(http, root, body, request)
+            after = _loaded(http, root, model)
+        engine["placement"] = placement(after)
+        if after is not None:
+            engine["ps"] = {k: after.get(k) for k in ("size", "size_vram", "context_length")}
+        if warmup is not None:
+            engine["warmup"] = warmup
+        prompt_n, prompt_ns = count(engine.get("prompt_eval_count")), positive(
+            engine.get("prompt_eval_duration"))
+        eval_n = count(engine.get("eval_count"))
+        out_source: TokenSource = "server" if eval_n is not None else "counted"
+        output = eval_n if eval_n is not None else collector.token_events
+        metrics = collector.metrics(
+            output, out_source, prompt_n, "server",
+            prompt_n / prompt_ns * NS if prompt_n and prompt_ns else None, engine, load_time_s,
+            cost_usd=0.0, cost_source="local runtime: no charge")
+        effective = {"think": think, "think_requested": s.think, "think_capable": can_think,
+                     "num_ctx": s.context_size, "num_predict": s.max_tokens,
+                     "threads": s.threads, "capabilities": capabilities}
+        return DriverOutput(transcript=transcript, metrics=metrics,
+                            runtime={"name": "ollama", "version": version, "base_url": root},
+                            effective=effective)
+
+    def _stream(self, http: Any, root: str, body: dict[str, Any], request: DriverRequest,
+                ) -> tuple[Transcript, dict[str, Any], StreamCollector]:
+        s = request.settings
+        url = f"{root}/api/chat"
+        decoder, read = NDJSONDecoder(), StreamRead()
+        final: dict[str, Any] | None = None
+        dispatched = time.perf_counter()
+        collector = StreamCollector(dispatched)
+        lines = ChatLines(collector, url)
+        line = lines.line
+        now = dispatched
+
+        for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
+                                      s.timeout_s):
+            for raw in decoder.feed(chunk):
+                final = line(raw, now) or final
+            request.progress.tokens(collector.token_events)
+            if final is not None:
+                break
+        tail = decoder.finish()
+        if final is None and tail:
+            try:  # a last line without its newline is still a line if it is whole
+                final = line(tail, now)
+            except DriverError:
+                raise DriverError("infra", f"the stream from {url} was cut mid-line after "
+                                  f"{read.bytes} bytes: {tail[:120]!r}") from None
+        if final is None:
+            raise DriverError("infra", f"the stream from {url} ended after {read.bytes} bytes "
+                              "without its final (done) line")
+        collector.dispatched = read.dispatched or collector.dispatched
+        collector.finish(now)
+        engine: dict[str, Any] = {"source": "ollama /api/chat",
+                                  **{k: final[k] for k in COUNTERS if k in final}}
+        eval_n, eval_ns = count(final.get("eval_count")), positive(final.get("eval_duration"))
+        engine["eval_per_second"] = eval_n / eval_ns * NS if eval_n and eval_ns else None
+        engine["stream"] = {**read.to_json(), "token_events": collector.token_events}
+        transcript = Transcript(answer=collector.splitter.answer,
+                                thinking=collector.splitter.thinking,
+                                finish_reason=final.get("done_reason"),
+                                tool_calls=tuple(lines.tool_calls))
+        return transcript, engine, collector
+

@@ -1,0 +1,251 @@
+"""Any OpenAI-compatible server: `/chat/completions` as SSE (llama.cpp, vLLM, LM Studio…)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+from benchrig.drivers.base import DriverOutput, DriverRequest, Settings, Transcript
+from benchrig.drivers.httpstream import (
+    MALFORMED,
+    StreamCollector,
+    StreamRead,
+    base_url,
+    client,
+    count,
+    malformed,
+    positive,
+    post_stream,
+    request_json,
+)
+from benchrig.errors import DriverError, UsageError
+from benchrig.metrics import TokenSource
+from benchrig.streams import SSEDecoder
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+DONE = b"[DONE]"
+
+
+def openai_url(provider: str | None) -> str:
+    url = provider or os.environ.get(BASE_URL_ENV)
+    if not url:
+        raise UsageError("openai needs the server's base URL in the provider slot: scripts/"
+                         "run.sh <task> <model> openai http://127.0.0.1:8080/v1 (or set "
+                         f"{BASE_URL_ENV})")
+    return base_url(url, "openai")
+
+
+def _headers() -> dict[str, str]:
+    """The key comes only from the environment, and is never recorded anywhere."""
+    key = os.environ.get(API_KEY_ENV)
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def request_body(model: str, messages: list[Any], s: Settings) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": messages, "stream": True,
+                            "stream_options": {"include_usage": True},
+                            "max_tokens": s.max_tokens, "temperature": s.temperature}
+    if s.seed is not None:
+        body["seed"] = s.seed
+    # No standard switch exists; llama.cpp and vLLM read it from the chat template's
+    # arguments. Sent only to thinking models, so other servers never see the field.
+    if s.think is not None and s.thinking_model:
+        body["chat_template_kwargs"] = {"enable_thinking": s.think}
+    return body
+
+
+class _Stream:
+    """The state of one SSE response as its events arrive."""
+
+    def __init__(self, collector: StreamCollector) -> None:
+        self.collector = collector
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.timings: dict[str, Any] | None = None
+        self.done = False
+        self.events = 0
+        self.completion_id: str | None = None
+
+    def event(self, data: bytes, now: float, url: str) -> None:
+        try:
+            self._event(data, now, url)
+        except MALFORMED as exc:
+            raise malformed(url, data, exc) from None
+
+    def _event(self, data: bytes, now: float, url: str) -> None:
+        self.events += 1
+        if data == DONE:
+            self.done = True
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise DriverError("infra", f"{url} sent an event that is not JSON: "
+                              f"{data[:200]!r}") from None
+        if not isinstance(chunk, dict):
+            return
+        self.completion_id = self.completion_id or chunk.get("id")
+        if chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise DriverError("infra", f"the server reported an error mid-stream: {message}")
+        if isinstance(chunk.get("usage"), dict):  # comes last, after finish_reason
+            self.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):  # llama.cpp, on whichever chunk it likes
+            self.timings = chunk["timings"]
+        for choice in chunk.get("choices") or ():  # vLLM may send choices: null
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            fragments = [f for f in delta.get("tool_calls") or () if isinstance(f, dict)]
+            for fragment in fragments:
+                self._tool_fragment(fragment)
+            self.collector.delta(now, content=delta.get("content"), reasoning=reasoning,
+                                 tool_call=bool(fragments))
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+
+    def _tool_fragment(self, fragment: dict[str, Any]) -> None:
+        """Fragments share an index; id and name come once, arguments in pieces."""
+        call = self.calls.setdefault(int(fragment.get("index", 0)), {
+            "id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+        if fragment.get("id"):
+            call["id"] = fragment["id"]
+        function = fragment.get("function") or {}
+        if function.get("name"):
+            call["function"]["name"] += function["name"]
+        if function.get("arguments"):
+            call["function"]["arguments"] += function["arguments"]
+
+
+def _get_optional(http: Any, url: str, headers: dict[str, str]) -> dict[str, Any] | None:
+    """A GET that may not exist on this server: its JSON object, or None on any failure."""
+    import httpx
+
+    try:
+        response = http.get(url, headers=headers, timeout=5.0)
+        data = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class OpenAIDriver:
+    """Provider slot = the base URL, e.g. http://127.0.0.1:8080/v1; key from OPENAI_API_KEY."""
+
+    name = "openai"
+    kind = "runtime"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        openai_url(provider)
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        root, s = openai_url(request.provider), request.settings
+        url = f"{root}/chat/completions"
+        headers = _headers()
+        body = request_body(request.model, list(request.messages), s)
+        decoder, read = SSEDecoder(), StreamRead()
+        request.progress.phase("generating")
+        with client(s.timeout_s) as http:
+            dispatched = time.perf_counter()
+            collector = StreamCollector(dispatched)
+            state = _Stream(collector)
+            now = dispatched
+            for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
+                                          s.timeout_s, headers):
+                for event in decoder.feed(chunk):
+                    state.event(event.data, now, url)
+                    if state.done:
+                        break
+                request.progress.tokens(collector.token_events)
+                if state.done:
+                    break
+            if not state.done:
+                events, unfinished = decoder.finish()
+                for event in events:
+                    state.event(event.data, now, url)
+                if unfinished.strip() or state.finish_reason is None:
+                    raise DriverError("infra", f"the stream from {url} was cut after "
+                                      f"{read.bytes} bytes ({state.events} events, no "
+                                      f"finish_reason or [DONE]): {unfinished[:120]!r}")
+            collector.dispatched = read.dispatched or collector.dispatched
+            collector.finish(now)
+            # Untimed, after the stream: what `benchrig serve` knows about this completion.
+            server = _get_optional(http, f"{root}/benchrig/server", headers)
+            perf = None
+            if server is not None and state.completion_id:
+                perf = _get_optional(http, f"{root}/benchrig/perf/{state.completion_id}",
+                                     headers)
+            probe = None
+            if state.usage is None and state.timings is None and perf is None:
+                probe = self._probe_usage(http, url, body, headers, s.timeout_s)
+        return self._output(request, root, state, read, probe, server, perf)
+
+    def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
+                     headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
+        """The server sent no usage while streaming (llama-cpp-python never does): ask for the
+        prompt's token count with the same messages, unstreamed and one token long, after the
+        timed stream. A failure leaves the count unknown; it never fails the attempt."""
+        probe = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+        probe["max_tokens"] = 1
+        try:
+            reply = request_json(http, "POST", url, probe, headers, timeout_s=timeout_s)
+        except DriverError:
+            return None
+        usage = reply.get("usage")
+        return usage if isinstance(usage, dict) else None
+
+    def _output(self, request: DriverRequest, root: str, state: _Stream, read: StreamRead,
+                probe: dict[str, Any] | None, server: dict[str, Any] | None,
+                perf: dict[str, Any] | None) -> DriverOutput:
+        usage, timings = state.usage or {}, state.timings or {}
+        output, out_source = count(usage.get("completion_tokens")), "server"
+        if output is None:
+            output = count(timings.get("predicted_n"))
+        if output is None:
+            output, out_source = state.collector.token_events, "counted"
+        prompt_n = count(timings.get("prompt_n"))
+        input_tokens = count(usage.get("prompt_tokens"))
+        if input_tokens is None and prompt_n is not None:
+            input_tokens = prompt_n + (count(timings.get("cache_n")) or 0)
+        perf = perf or {}
+        if input_tokens is None:
+            input_tokens = count(perf.get("prompt_n"))
+        if input_tokens is None and probe is not None:
+            input_tokens = count(probe.get("prompt_tokens"))
+        prefill = positive(timings.get("prompt_per_second"))
+        if prefill is None:
+            prefill = positive(perf.get("prompt_per_second"))
+        engine: dict[str, Any] = {
+            "source": "openai-compatible stream", "usage": state.usage, "timings": state.timings,
+            "server_perf": perf or None, "usage_probe": probe, "done_marker": state.done,
+            "stream": {**read.to_json(), "events": state.events,
+                       "token_events": state.collector.token_events},
+        }
+        source: TokenSource = "server" if out_source == "server" else "counted"
+        metrics = state.collector.metrics(
+            output, source, input_tokens, "server", prefill, engine)
+        # cost stays null: BenchRig has no price table, and a guessed 0 would be a lie
+        s = request.settings
+        sent = request_body(request.model, [], s)
+        server = server or {}
+        effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
+                     "think_requested": s.think,
+                     # set by the server, not by this request: known only if it says so
+                     "context_size": server.get("context_size"),
+                     "threads": server.get("threads"), "chat_format": server.get("chat_format"),
+                     "api_key_env": API_KEY_ENV if _headers() else None}
+        transcript = Transcript(answer=state.collector.splitter.answer,
+                                thinking=state.collector.splitter.thinking,
+                                finish_reason=state.finish_reason,
+                                tool_calls=tuple(state.calls[i] for i in sorted(state.calls)))
+        runtime = {"name": server.get("server", "openai-compatible"),
+                   "version": server.get("version"), "base_url": root,
+                   "http_server": read.headers.get("server"), "served": server or None}
+        return DriverOutput(transcript=transcript, metrics=metrics, runtime=runtime,
+                            effective=effective)

@@ -1,0 +1,88 @@
+"""The process `benchrig serve` starts: llama-cpp-python's OpenAI server, made fit to measure.
+
+The same app as `python -m llama_cpp.server`, with the engine set up as the in-process
+driver sets it (`logits_all` off: the server's default computes logits for every prompt
+token, which slows prefill and leaves llama.cpp's prompt timer empty), and three changes:
+- no prompt-prefix reuse between requests: llama-cpp-python keeps the previous request's
+  tokens and skips the prefill of a shared prefix, so a repeated prompt would answer
+  faster every time; here each request pays its own prefill, as in the in-process driver;
+- llama.cpp's own counters (`llama_perf_context`) for every completion, kept by
+  completion id and served at `GET /v1/benchrig/perf/{id}`;
+- `GET /v1/benchrig/server`: the settings the server runs with (chat format, threads, …),
+  so a client can record them.
+
+    python -m benchrig.serve_child '<ServerConfig-like JSON>'
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+KEEP = 256  # completions whose counters stay available
+
+
+def perf_counters(llm: Any) -> dict[str, Any]:
+    from benchrig.drivers.llamacpp import _perf
+
+    return _perf(llm)
+
+
+def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
+    """Wrap Llama._create_completion: reset before, record llama.cpp's counters after."""
+    import llama_cpp
+
+    original = llama_cpp.Llama._create_completion
+
+    def measured(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        self.reset()  # forget the previous prompt: no prefix reuse
+        llama_cpp.llama_perf_context_reset(self._ctx.ctx)
+        completion_id = None
+        for chunk in original(self, *args, **kwargs):
+            completion_id = completion_id or chunk.get("id")
+            yield chunk
+        if completion_id:
+            counters = perf_counters(self)
+            for key in (completion_id, f"chat{completion_id}"):  # chat ids add "chat"
+                perf[key] = counters
+            while len(perf) > KEEP:
+                perf.popitem(last=False)
+
+    setattr(llama_cpp.Llama, "_create_completion", measured)  # noqa: B010 (mypy: method)
+
+
+def main(argv: list[str]) -> None:
+    config = json.loads(argv[0])
+    import uvicorn
+    from fastapi import HTTPException
+    from llama_cpp.server.app import create_app
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    perf: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    instrument(perf)
+    server = ServerSettings(host=config["host"], port=config["port"], interrupt_requests=False)
+    model = ModelSettings(model=config["model_path"], model_alias=config["alias"],
+                          n_ctx=config["context_size"], n_threads=config["threads"],
+                          n_threads_batch=config["threads"], chat_format=config["chat_format"],
+                          logits_all=False, verbose=False)
+    app = create_app(server_settings=server, model_settings=[model])
+
+    @app.get("/v1/benchrig/server")  # type: ignore[untyped-decorator]
+    def settings() -> dict[str, Any]:
+        return dict(config["settings"])
+
+    @app.get("/v1/benchrig/perf/{completion_id}")  # type: ignore[untyped-decorator]
+    def counters(completion_id: str) -> dict[str, Any]:
+        found = perf.get(completion_id)
+        if found is None:
+            raise HTTPException(404, f"no counters for {completion_id}")
+        return found
+
+    uvicorn.run(app, host=config["host"], port=config["port"], log_level="warning")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
