@@ -1,13 +1,18 @@
 """The server inside the sandbox: imports the candidate and answers calls with plain data.
 
-Runs as `python -I -S -c <codec + this source> <fd_in> <fd_out> <module_path>`; standard
-library only. It holds no test logic and no expected values: it is trusted with nothing,
-because the candidate shares its process. The parent decides every verdict.
+Runs as `python -I -S -c <codec + this source> serve|keep <fd_in> <fd_out> <module_path>
+<limits> [<control_fd>]`; standard library only. Before any candidate code runs it sets
+its resource limits and says hello (the only message the parent trusts to describe the
+sandbox). After that it is trusted with nothing, because the candidate shares its
+process: it holds no test logic and no expected values, and the parent decides every
+verdict. In `keep` mode a keeper process stays outside the candidate: a child subreaper
+that, when the parent closes the control pipe, kills every descendant left behind.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib.util
 import json
 import os
@@ -147,8 +152,35 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def main(argv: list[str]) -> None:
-    fd_in, fd_out, module_path = int(argv[0]), int(argv[1]), argv[2]
+LIMITS = {"cpu_s": "RLIMIT_CPU", "address_space": "RLIMIT_AS", "file_size": "RLIMIT_FSIZE",
+          "open_files": "RLIMIT_NOFILE", "processes": "RLIMIT_NPROC", "core": "RLIMIT_CORE"}
+
+
+def apply_limits(limits: dict[str, int]) -> list[str]:
+    """Lower soft and hard limits (no way back up without privilege); names of any that failed."""
+    failed = []
+    try:
+        import resource
+    except ImportError:
+        return sorted(limits)
+    for name, value in limits.items():
+        try:
+            resource.setrlimit(getattr(resource, LIMITS[name]), (value, value))
+        except (AttributeError, KeyError, ValueError, OSError):
+            failed.append(name)
+    return failed
+
+
+def frame(fd: int, message: dict[str, Any]) -> None:
+    data = json.dumps(message, allow_nan=False).encode("utf-8")
+    _write_all(fd, len(data).to_bytes(4, "big") + data)
+
+
+def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
+          keeper: bool) -> None:
+    failed = apply_limits(limits)
+    frame(fd_out, {"hello": {"pid": os.getpid(), "uid": os.getuid(), "keeper": keeper,
+                             "limits_failed": failed, "python": sys.version.split()[0]}})
     server = Server(module_path)
     while True:
         try:
@@ -166,6 +198,98 @@ def main(argv: list[str]) -> None:
         except (TypeError, ValueError) as exc:
             data = json.dumps(_error(exc) | {"id": request.get("id")}).encode("utf-8")
         _write_all(fd_out, len(data).to_bytes(4, "big") + data)
+
+
+def children() -> list[int]:
+    kids: list[int] = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as handle:
+                kids += [int(k) for k in handle.read().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def keep(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
+         control: int) -> None:
+    """Subreaper: serve in a child; when the parent hangs up, kill every descendant."""
+    import ctypes
+    import signal
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_: Any) -> None:
+        raise Stop
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER: orphans come here
+        os._exit(70)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    server = os.fork()
+    if server == 0:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.close(control)
+        try:
+            serve(fd_in, fd_out, module_path, limits, keeper=True)
+        finally:
+            os._exit(0)
+    os.close(fd_in)
+    # A private, non-blocking handle on the reply pipe (the server's stays blocking),
+    # to tell the parent how the server ended: the candidate cannot hide its own exit.
+    notify = [os.open(f"/proc/self/fd/{fd_out}", os.O_WRONLY | os.O_NONBLOCK)]
+    os.close(fd_out)
+
+    def reap(*_: Any) -> None:  # also frees the NPROC slots zombies would hold
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == server and notify:
+                fd = notify.pop()
+                with contextlib.suppress(OSError):
+                    frame(fd, {"exit": os.waitstatus_to_exitcode(status)})
+                os.close(fd)
+
+    signal.signal(signal.SIGCHLD, reap)
+    signal.signal(signal.SIGUSR1, stop)  # the parent's "clean up now"
+    try:
+        while os.read(control, 1):  # EOF or SIGUSR1: the parent wants everything gone
+            pass
+    except Stop:
+        pass
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    deadline = time.monotonic() + 3.0
+    while True:
+        kids = children()
+        if not kids:
+            reap()
+            if not children():
+                os._exit(0)  # no descendant left: orphans could only have come to us
+        if time.monotonic() > deadline:
+            os._exit(71)
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)
+        reap()
+
+
+def main(argv: list[str]) -> None:
+    role, fd_in, fd_out, module_path = argv[0], int(argv[1]), int(argv[2]), argv[3]
+    limits = json.loads(argv[4])
+    if role == "keep":
+        keep(fd_in, fd_out, module_path, limits, int(argv[5]))
+    else:
+        serve(fd_in, fd_out, module_path, limits, keeper=False)
 
 
 if __name__ == "__main__":

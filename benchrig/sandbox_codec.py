@@ -19,6 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 64
+# Distinct plain keys rarely share a hash, but ints do on purpose (hash(k * (2**61 - 1))
+# is 0 for every k): a set of them would make building it quadratic in the parent.
+MAX_SAME_HASH = 64
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _CONTAINER_TAGS = {"$tuple": tuple, "$set": set, "$frozenset": frozenset}
 
@@ -68,6 +71,17 @@ def encode(value: Any, depth: int = 0, handle_of: Callable[[Any], int | None] | 
     )
 
 
+def _refuse_hash_flooding(keys: list[Any]) -> None:
+    """Refuse set members or dict keys piling up on one hash (counted in linear time)."""
+    counts: dict[int, int] = {}
+    for key in keys:
+        digest = hash(key)
+        counts[digest] = counts.get(digest, 0) + 1
+        if counts[digest] > MAX_SAME_HASH:
+            raise BoundaryError(f"more than {MAX_SAME_HASH} set members or dict keys share one "
+                                "hash: refused, it would stall the judge")
+
+
 def decode(data: Any, depth: int = 0, resolve: Callable[[int], Any] | None = None) -> Any:
     """The plain value `data` stands for; anything not exactly of the tagged form is refused."""
     if depth > MAX_DEPTH:
@@ -87,11 +101,15 @@ def decode(data: Any, depth: int = 0, resolve: Callable[[int], Any] | None = Non
     (tag, payload), = data.items()
     try:
         if tag in _CONTAINER_TAGS and type(payload) is list:
-            return _CONTAINER_TAGS[tag](decode(v, nxt, resolve) for v in payload)
+            items = [decode(v, nxt, resolve) for v in payload]
+            if tag != "$tuple":
+                _refuse_hash_flooding(items)
+            return _CONTAINER_TAGS[tag](items)
         if tag == "$dict" and type(payload) is list:
             pairs = [decode(p, nxt, resolve) for p in payload]
             if not all(type(p) is list and len(p) == 2 for p in pairs):
                 raise BoundaryError("malformed $dict entry")
+            _refuse_hash_flooding([k for k, _ in pairs])
             return {k: v for k, v in pairs}
         if tag == "$bytes" and type(payload) is str:
             return base64.b64decode(payload.encode("ascii"), validate=True)

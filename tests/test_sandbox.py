@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from benchrig import isolation
 from benchrig.checks.coding import run_tests
 from benchrig.spec import TaskSpec, load_task
 from tests.conftest import SOLUTIONS, TASKS
@@ -139,8 +140,19 @@ def test_candidate_sees_a_cleared_environment(lru: TaskSpec, monkeypatch: pytest
     assert report.all_passed
 
 
-def test_sandbox_workdir_is_removed(lru: TaskSpec) -> None:
+def test_sandbox_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[Path] = []
+    prepare = isolation.prepare_folder
+
+    def recording(*args: Any) -> Path:
+        made.append(prepare(*args))
+        return made[-1]
+
+    monkeypatch.setattr(isolation, "prepare_folder", recording)
     code = "import os\nprint('CWD=' + os.getcwd())\n" + GOOD
     report = run_tests(lru, code)
-    cwd = report.stdout.split("CWD=")[1].split()[0]
-    assert not os.path.exists(cwd)
+    assert report.all_passed
+    (folder,) = made
+    assert not folder.exists()
+    expected = "/sandbox" if report.isolation == "full" else str(folder)
+    assert report.stdout.split("CWD=")[1].split()[0] == expected

@@ -4,23 +4,25 @@ Each `test_*` function of tasks/<id>.test.py is one check. The test logic and th
 expected values stay here; the candidate's module lives in a sandboxed child and is
 reached through `remote` stand-ins. Every check runs, whatever the earlier ones did:
 a crashed or hung candidate is restarted for the next check, and a check passes only
-when its test function returns normally.
+when its test function returns normally and nothing went wrong at the boundary meanwhile
+(a death, a timeout, a malformed reply or a value that cannot cross fails the check even
+if the test caught the exception it raised).
 """
 
 from __future__ import annotations
 
 import builtins
-import shutil
 import sys
-import tempfile
 import time
 import traceback
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
+from benchrig import isolation
 from benchrig.checks.remote import RemoteModule, Session
-from benchrig.sandbox import CandidateFailure, CandidateProcess, Limits
+from benchrig.errors import SandboxError
+from benchrig.isolation import Confinement
+from benchrig.sandbox import Box, CandidateFailure, CandidateProcess, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
 
@@ -45,6 +47,7 @@ class CheckReport:
     stderr: str
     duration_s: float
     isolation: str
+    sandbox: dict[str, Any] = field(default_factory=dict)  # how it was confined, cleanup
 
     @property
     def passed(self) -> int:
@@ -56,19 +59,23 @@ class CheckReport:
 
     @property
     def all_passed(self) -> bool:
-        return self.total > 0 and self.passed == self.total
+        return self.total > 0 and self.passed == self.total and self.sandbox_error is None
 
 
 class CandidateRunner:
     """Owns the candidate process: starts it on demand, restarts it after a failure."""
 
-    def __init__(self, workdir: Path, limits: Limits) -> None:
-        self.workdir, self.limits = workdir, limits
+    def __init__(self, box: Box, limits: Limits) -> None:
+        self.box, self.limits = box, limits
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
         self.deadline = time.monotonic()
         self.session = Session(self.send)
         self.outputs: list[tuple[str, str]] = []
+        self.cleanup_problems: list[str] = []
+        self.limits_failed: set[str] = set()
+        self.python: str | None = None
+        self.starts = 0
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -81,31 +88,42 @@ class CandidateRunner:
         assert self.proc is not None
         try:
             return self.proc.request(request, self.left())
-        except CandidateFailure:
+        except CandidateFailure as exc:
+            self.session.incidents.append(str(exc))
             self.stop()
             raise
 
     def _start(self) -> None:
-        self.proc = CandidateProcess(self.workdir, SOLUTION_MODULE, self.limits)
+        self.proc = CandidateProcess(self.box, self.limits)
+        self.starts += 1
+        self.deadline += self.proc.startup_s  # the sandbox's start-up is not the candidate's
+        self.limits_failed |= {str(n) for n in self.proc.hello.get("limits_failed") or ()}
+        self.python = str(self.proc.hello.get("python"))
         self.session.generation += 1
         try:
             reply = self.proc.request({"op": "import"}, self.left())
         except CandidateFailure as exc:
             self.import_error = f"importing the candidate failed: {exc}"
+            self.session.incidents.append(self.import_error)
             self.stop()
             raise CandidateFailure(self.import_error) from None
         if reply.get("ok") is not True:
             error = reply["error"] if isinstance(reply.get("error"), dict) else {}
             detail = f"{error.get('type', '?')}: {error.get('message', '')}".strip()
             self.import_error = f"importing the candidate failed: {detail}"
+            self.session.incidents.append(self.import_error)
             self.stop()
             raise CandidateFailure(self.import_error)
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.kill()
-            self.outputs.append((self.proc.stdout.text(), self.proc.stderr.text()))
-            self.proc = None
+            proc, self.proc = self.proc, None
+            try:
+                problem = proc.stop()
+            finally:
+                self.outputs.append((proc.stdout.text(), proc.stderr.text()))
+            if problem is not None:
+                self.cleanup_problems.append(problem)
 
 
 def _failure_message(exc: BaseException, test_file: str) -> str:
@@ -141,21 +159,29 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
-def run_tests(task: TaskSpec, code: str, limits: Limits | None = None) -> CheckReport:
-    """Judge `code` against the task's hidden tests; never raises for anything the code does."""
+def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
+              confinement: Confinement | None = None) -> CheckReport:
+    """Judge `code` against the task's hidden tests; never raises for anything the code does.
+
+    Raises SandboxError when the sandbox itself fails (it could not start, or could not
+    prove it cleaned up): that is BenchRig's failure, never a verdict.
+    """
     if sys.flags.optimize:
         raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
     started = time.monotonic()
     test_file = str(task.test_path)
-    workdir = Path(tempfile.mkdtemp(prefix="benchrig-sandbox-"))
-    runner = CandidateRunner(workdir, limits or Limits())
+    conf = confinement or isolation.detect()
+    box = Box.create(conf, code, SOLUTION_MODULE)
+    runner = CandidateRunner(box, limits or Limits())
+    incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
-        (workdir / SOLUTION_MODULE).write_text(code, encoding="utf-8")
         runner.deadline = time.monotonic() + task.check_timeout_s
         load_error: str | None = None
         try:
             namespace = _load_tests(task, RemoteModule(runner.session))
+        except SandboxError:
+            raise
         except Exception as exc:
             load_error = _failure_message(exc, test_file)
             namespace = {}
@@ -165,23 +191,37 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None) -> CheckR
             if load_error is not None:
                 details.append(CheckDetail(name, False, load_error, 0.0))
                 continue
+            incidents.clear()
             try:
                 namespace[name]()
+            except SandboxError:
+                raise
             except Exception as exc:
                 message = _failure_message(exc, test_file)
                 details.append(CheckDetail(name, False, message, time.monotonic() - began))
             else:
-                details.append(CheckDetail(name, True, "passed", time.monotonic() - began))
+                passed, message = (False, incidents[0]) if incidents else (True, "passed")
+                details.append(CheckDetail(name, passed, message, time.monotonic() - began))
     finally:
-        runner.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        try:
+            runner.stop()
+        finally:
+            box.remove()
     stdout = "".join(out for out, _ in runner.outputs)
     stderr = "".join(err for _, err in runner.outputs)
+    problems = [*runner.cleanup_problems]
+    if runner.import_error:
+        problems.insert(0, runner.import_error)
+    level = isolation.NONE if runner.limits_failed else conf.level
     return CheckReport(
         details=tuple(details),
-        sandbox_error=runner.import_error,
+        sandbox_error="; ".join(problems) or None,
         stdout=stdout,
         stderr=stderr,
         duration_s=time.monotonic() - started,
-        isolation="degraded",
+        isolation=level,
+        sandbox={**conf.describe(), "isolation": level, "uid": box.uid,
+                 "python": runner.python, "starts": runner.starts,
+                 "limits_failed": sorted(runner.limits_failed),
+                 "cleanup": "; ".join(runner.cleanup_problems) or "verified"},
     )

@@ -25,12 +25,12 @@ Transport = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def _raise_from(error: dict[str, Any]) -> None:
-    if error.get("boundary"):
-        raise BoundaryError(str(error.get("message")))
     name, builtin, message = (str(error.get(k, "")) for k in ("type", "builtin", "message"))
     base = getattr(builtins, builtin, None)
     text = f"{name}: {message}" if name != builtin else message
-    if isinstance(base, type) and issubclass(base, Exception):
+    # A rebuilt StopIteration would end the test's own map()/filter() loop early, silently.
+    if isinstance(base, type) and issubclass(base, Exception) and not issubclass(
+            base, StopIteration | StopAsyncIteration):
         try:
             rebuilt = base(text)
         except TypeError:  # built-ins such as UnicodeDecodeError need more arguments
@@ -46,19 +46,32 @@ class Session:
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self.generation = 0
+        # What went wrong at the boundary during the current check: it fails the check
+        # even when the test catches the exception (a crash must not pass for a raise).
+        self.incidents: list[str] = []
+
+    def _incident(self, message: str) -> BoundaryError:
+        self.incidents.append(message)
+        return BoundaryError(message)
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         reply = self.transport(request)
         if reply.get("ok") is True:
             return reply
-        if reply.get("ok") is False and isinstance(reply.get("error"), dict):
-            _raise_from(reply["error"])
-        raise BoundaryError("malformed reply from the sandbox")
+        error = reply.get("error")
+        if reply.get("ok") is False and isinstance(error, dict):
+            if error.get("boundary"):
+                raise self._incident(str(error.get("message")))
+            _raise_from(error)
+        raise self._incident("malformed reply from the sandbox")
 
     def value(self, reply: dict[str, Any]) -> Any:
         if "value" not in reply:
-            raise BoundaryError("reply carries no value")
-        return decode(reply["value"])
+            raise self._incident("reply carries no value")
+        try:
+            return decode(reply["value"])
+        except BoundaryError as exc:
+            raise self._incident(str(exc)) from None
 
     def args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         def handle_of(obj: Any) -> int | None:
@@ -88,7 +101,8 @@ class RemoteClass(RemoteFunction):
                    **self._session.args(args, kwargs)}
         reply = self._session.ask(request)
         if type(reply.get("handle")) is not int:
-            raise BoundaryError(f"constructing {self._name} did not return an object handle")
+            raise self._session._incident(
+                f"constructing {self._name} did not return an object handle")
         return RemoteObject(self._session, reply["handle"], self._name)
 
     def __repr__(self) -> str:
@@ -135,7 +149,7 @@ class RemoteObject:
     def __len__(self) -> int:
         result = self._builtin("len")
         if type(result) is not int:
-            raise BoundaryError("len() of a candidate object must be an int")
+            raise self._session._incident("len() of a candidate object must be an int")
         return result
 
     def __getitem__(self, key: Any) -> Any:
