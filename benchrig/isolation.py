@@ -193,10 +193,15 @@ def prepare_folder(conf: Confinement, uid: int | None, code: str, module_file: s
 
 def remove_folder(folder: Path) -> None:
     """Delete a folder the candidate may have filled: never follows a link it planted."""
+    top = str(folder)
+
     def unlock(_func: object, path: str, _exc: object) -> None:
-        # Only a shared uid can lock its owner out (root ignores modes): reopen each
-        # directory without following links and chmod that very inode, then retry.
+        # Only a shared uid can lock its owner out of a directory it made (root ignores
+        # modes): reopen that directory without following links and chmod that very
+        # inode. Never anything outside the folder.
         for target in (os.path.dirname(path), path):
+            if target != top and not target.startswith(top + os.sep):
+                continue
             with contextlib.suppress(OSError):
                 fd = os.open(target, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
                 try:
@@ -204,6 +209,8 @@ def remove_folder(folder: Path) -> None:
                 finally:
                     os.close(fd)
 
+    if not os.path.isdir(top) or os.path.islink(top):
+        return  # gone, or swapped for a link by its owner: nothing of ours to delete
     shutil.rmtree(folder, onerror=unlock)
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -233,6 +240,71 @@ def live_processes() -> dict[int, int]:
         if state not in (b"Z", b"X") and uid.isdigit():
             found[int(name)] = int(uid)
     return found
+
+
+SHARED_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock")
+IPC_KINDS = {"shm": "shmctl", "msg": "msgctl", "sem": "semctl"}
+
+
+def sweep_files(uid: int) -> list[str]:
+    """Remove what `uid` left at the top of the world-writable folders (degraded mode).
+
+    Without a mount namespace the candidate can write to /tmp and friends, and a host
+    process could later import or trust what it left there. Its uid is dedicated to this
+    attempt and all its processes are dead, so whatever that uid owns is its leftover.
+    """
+    removed: list[str] = []
+    folders = {os.path.realpath(p) for p in (*SHARED_SCRATCH, tempfile.gettempdir())}
+    for folder in sorted(folders):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)  # fd-based: never follows a planted link
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+            removed.append(entry.path)
+    return removed
+
+
+def ipc_objects(uid: int) -> list[tuple[str, int]]:
+    """System V shared memory, queues and semaphores owned by `uid` (they outlive processes)."""
+    found: list[tuple[str, int]] = []
+    for kind in IPC_KINDS:
+        try:
+            header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except (OSError, ValueError):
+            continue
+        names = header.split()
+        key = "shmid" if kind == "shm" else ("msqid" if kind == "msg" else "semid")
+        for row in rows:
+            cells = dict(zip(names, row.split(), strict=False))
+            if cells.get("uid") == str(uid) and cells.get(key, "").isdigit():
+                found.append((kind, int(cells[key])))
+    return found
+
+
+def sweep_ipc(uid: int) -> list[str]:
+    """Remove the System V IPC objects `uid` left (degraded mode: no IPC namespace)."""
+    objects = ipc_objects(uid)
+    if not objects:
+        return []
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, ident in objects:
+        if kind == "sem":
+            libc.semctl(ident, 0, 0)  # IPC_RMID
+        else:
+            getattr(libc, IPC_KINDS[kind])(ident, 0, None)
+    return [f"sysv-{kind}:{ident}" for kind, ident in objects]
 
 
 def allocate_uid(conf: Confinement) -> int | None:
@@ -339,6 +411,22 @@ def detect() -> Confinement:
     if conf.namespaces and (why := _trial(conf)) is not None:
         conf = conf.without_namespaces(f"bubblewrap cannot create its namespaces here: {why}")
     return conf
+
+
+@functools.cache
+def hide_from_same_uid() -> bool:
+    """Make BenchRig non-dumpable: its /proc/<pid>/environ and memory become root's.
+
+    Only for a candidate that shares BenchRig's uid (degraded, not root): it could
+    otherwise read BenchRig's environment (API keys) through /proc. The cost: no core
+    dumps, and debuggers of the same user cannot attach.
+    """
+    try:
+        import ctypes
+
+        return int(ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def warning(conf: Confinement) -> str | None:

@@ -65,9 +65,13 @@ class Box:
         folder = isolation.prepare_folder(confinement, uid, code, module_file)
         return cls(confinement, uid, folder, module_file)
 
-    def remove(self) -> None:
-        """Delete the folder (after `CandidateProcess.stop` proved nothing of it runs)."""
+    def remove(self) -> list[str]:
+        """Delete the folder, and without namespaces what the uid left elsewhere (after
+        `CandidateProcess.stop` proved no process of it runs); returns those leftovers."""
         isolation.remove_folder(self.folder)
+        if self.uid is None or self.confinement.namespaces:
+            return []
+        return isolation.sweep_files(self.uid) + isolation.sweep_ipc(self.uid)
 
 
 class CandidateFailure(Exception):
@@ -138,6 +142,8 @@ class CandidateProcess:
             _CHILD_SOURCE = child_source()
         self.box = box
         conf = box.confinement
+        if not conf.dedicated_uid and os.geteuid() != 0:
+            isolation.hide_from_same_uid()
         self._next_id = 0
         self._control: int | None = None
         to_child_r, self._to_child = os.pipe()

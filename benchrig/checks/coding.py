@@ -15,7 +15,7 @@ import builtins
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchrig import isolation
@@ -126,6 +126,14 @@ class CandidateRunner:
                 self.cleanup_problems.append(problem)
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if chr(c) not in "\n\t"}
+
+
+def printable(text: str) -> str:
+    """Candidate-controlled text made safe to print: no escape sequences for a terminal."""
+    return text.translate(_CONTROL)
+
+
 def _failure_message(exc: BaseException, test_file: str) -> str:
     if isinstance(exc, AssertionError):
         if str(exc):
@@ -206,7 +214,7 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
         try:
             runner.stop()
         finally:
-            box.remove()
+            leftovers = box.remove()
     stdout = "".join(out for out, _ in runner.outputs)
     stderr = "".join(err for _, err in runner.outputs)
     problems = [*runner.cleanup_problems]
@@ -214,8 +222,8 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
         problems.insert(0, runner.import_error)
     level = isolation.NONE if runner.limits_failed else conf.level
     return CheckReport(
-        details=tuple(details),
-        sandbox_error="; ".join(problems) or None,
+        details=tuple(replace(d, message=printable(d.message)) for d in details),
+        sandbox_error=printable("; ".join(problems)) or None,
         stdout=stdout,
         stderr=stderr,
         duration_s=time.monotonic() - started,
@@ -223,5 +231,6 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
         sandbox={**conf.describe(), "isolation": level, "uid": box.uid,
                  "python": runner.python, "starts": runner.starts,
                  "limits_failed": sorted(runner.limits_failed),
-                 "cleanup": "; ".join(runner.cleanup_problems) or "verified"},
+                 "cleanup": "; ".join(runner.cleanup_problems) or "verified",
+                 "removed_leftovers": leftovers[:20]},
     )

@@ -62,6 +62,11 @@ class Session:
         if reply.get("ok") is False and isinstance(error, dict):
             if error.get("boundary"):
                 raise self._incident(str(error.get("message")))
+            base = getattr(builtins, str(error.get("builtin")), None)
+            if isinstance(base, type) and not issubclass(base, Exception):
+                # SystemExit, KeyboardInterrupt…: it tried to end the run, not to raise
+                raise self._incident(f"the candidate raised {error.get('type')} "
+                                     "(an attempt to end the run)")
             _raise_from(error)
         raise self._incident("malformed reply from the sandbox")
 
