@@ -72,11 +72,12 @@ class Confinement:
         }
 
 
-def _uid_block() -> tuple[int, int]:
+def uid_block(uid_map: str | None = None) -> tuple[int, int]:
     """UID_BLOCK if this root can switch to it, else the upper half of what uid_map grants."""
     try:
-        ranges = [tuple(int(x) for x in line.split())
-                  for line in Path("/proc/self/uid_map").read_text().splitlines() if line.strip()]
+        text = Path("/proc/self/uid_map").read_text() if uid_map is None else uid_map
+        ranges = [tuple(int(x) for x in line.split()) for line in text.splitlines()
+                  if line.strip()]
     except (OSError, ValueError):
         return UID_BLOCK
     start, size = UID_BLOCK
@@ -404,7 +405,7 @@ def detect() -> Confinement:
     conf = Confinement(
         interpreter=interpreter, namespaces=bwrap is not None,
         dedicated_uid=root and setpriv is not None, bwrap=bwrap, setpriv=setpriv,
-        bwrap_flags=_bwrap_flags(bwrap) if bwrap else (), uid_block=_uid_block(),
+        bwrap_flags=_bwrap_flags(bwrap) if bwrap else (), uid_block=uid_block(),
         reasons=tuple(reasons))
     if conf.dedicated_uid and (why := _trial(conf.without_namespaces())) is not None:
         conf = conf.without_dedicated_uid(f"switching to a dedicated uid failed: {why}")
