@@ -107,9 +107,8 @@ def root_links() -> list[str]:
     return args
 
 
-def namespace_args(conf: Confinement, folder: Path, module_file: str, scratch_mb: int
-                   ) -> list[str]:
-    """bubblewrap's command line: only /usr (read-only) and the candidate's own folder."""
+def namespace_args(conf: Confinement, scratch_mb: int) -> list[str]:
+    """bubblewrap's command line: only /usr (read-only) and a folder of its own."""
     assert conf.bwrap is not None
     size = str(scratch_mb * 1024 * 1024)
     return [
@@ -118,11 +117,11 @@ def namespace_args(conf: Confinement, folder: Path, module_file: str, scratch_mb
         "--new-session", "--hostname", "sandbox",
         "--ro-bind", "/usr", "/usr", *root_links(),
         "--proc", "/proc", "--dev", "/dev",
-        # Writable space is size-capped tmpfs only; the host folder is bound read-only.
+        # Writable space is size-capped tmpfs only: nothing it writes reaches the host. Its
+        # folder is one of them; the sandbox writes the candidate's module there itself.
         "--size", str(1024 * 1024), "--tmpfs", "/dev/shm",
         "--size", size, "--tmpfs", "/tmp",
         "--size", size, "--tmpfs", SANDBOX_DIR,
-        "--ro-bind", str(folder / module_file), f"{SANDBOX_DIR}/{module_file}",
         "--remount-ro", "/dev", "--remount-ro", "/",
         "--clearenv", "--setenv", "HOME", SANDBOX_DIR, "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp",
@@ -134,9 +133,12 @@ def clean_env(workdir: Path) -> dict[str, str]:
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir), "LANG": "C.UTF-8"}
 
 
-def module_path(conf: Confinement, folder: Path, module_file: str) -> str:
+def module_path(conf: Confinement, folder: Path | None, module_file: str) -> str:
     """The candidate's module as its own process sees it."""
-    return f"{SANDBOX_DIR}/{module_file}" if conf.namespaces else str(folder / module_file)
+    if conf.namespaces:
+        return f"{SANDBOX_DIR}/{module_file}"
+    assert folder is not None
+    return str(folder / module_file)
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,8 @@ class Launch:
     env: dict[str, str]
 
 
-def launch(conf: Confinement, uid: int | None, folder: Path, module_file: str,
-           scratch_mb: int, program: list[str]) -> Launch:
+def launch(conf: Confinement, uid: int | None, folder: Path | None, scratch_mb: int,
+           program: list[str]) -> Launch:
     """The command that starts `program` (interpreter arguments) confined as `conf` says."""
     prefix: list[str] = []
     if conf.dedicated_uid:
@@ -156,8 +158,8 @@ def launch(conf: Confinement, uid: int | None, folder: Path, module_file: str,
                   "--no-new-privs", "--"]
     python = [conf.interpreter, *program]
     if conf.namespaces:
-        argv = [*prefix, *namespace_args(conf, folder, module_file, scratch_mb), *python]
-        return Launch(argv, "/", {})
+        return Launch([*prefix, *namespace_args(conf, scratch_mb), *python], "/", {})
+    assert folder is not None
     return Launch([*prefix, *python], str(folder), clean_env(folder))
 
 
@@ -180,14 +182,12 @@ def _folder_parent(conf: Confinement) -> str | None:
     raise SandboxError("no temporary directory the sandbox uid can reach (TMPDIR, /tmp)")
 
 
-def prepare_folder(conf: Confinement, uid: int | None, code: str, module_file: str) -> Path:
-    """A fresh folder holding only the candidate's module, readable (not writable) by it."""
+def prepare_folder(conf: Confinement, uid: int | None) -> Path | None:
+    """Without namespaces, a fresh host folder for the candidate (its uid owns it)."""
+    if conf.namespaces:
+        return None  # its folder is a tmpfs inside the sandbox
     folder = Path(tempfile.mkdtemp(prefix="benchrig-sandbox-", dir=_folder_parent(conf)))
-    path = folder / module_file
-    path.write_text(code, encoding="utf-8")
-    path.chmod(0o444)
     if conf.dedicated_uid and uid is not None:
-        # The candidate's uid owns its folder (degraded mode writes there), not the module.
         os.chown(folder, uid, uid)
     return folder
 
@@ -365,10 +365,10 @@ def _bwrap_flags(bwrap: str) -> tuple[str, ...]:
 def _trial(conf: Confinement) -> str | None:
     """Start the interpreter exactly as a candidate would be; None if it ran, else why not."""
     uid = allocate_uid(conf)
-    folder = prepare_folder(conf, uid, "", "trial.py")
+    folder = prepare_folder(conf, uid)
     try:
-        start = launch(conf, uid, folder, "trial.py", 1,
-                       ["-I", "-S", "-c", "import sys; open(sys.argv[1]).read()",
+        start = launch(conf, uid, folder, 1,
+                       ["-I", "-S", "-c", "import sys; open(sys.argv[1], 'w').write('pass')",
                         module_path(conf, folder, "trial.py")])
         try:
             done = subprocess.run(start.argv, cwd=start.cwd, env=start.env, capture_output=True,
@@ -382,7 +382,8 @@ def _trial(conf: Confinement) -> str | None:
             return lines[-1] if lines else f"exit code {done.returncode}"
         return None
     finally:
-        remove_folder(folder)
+        if folder is not None:
+            remove_folder(folder)
 
 
 @functools.cache

@@ -4,20 +4,20 @@
 the machine allows it); `sandbox_child` is the program it runs: it sets its resource
 limits, says hello, then imports the candidate. The parent sends calls over a private
 pipe pair and reads replies with a deadline; it never trusts anything the child says
-beyond plain values (see `sandbox_codec`). The candidate's stdout/stderr are drained by
-threads and kept, capped, as evidence; they never decide anything. Stopping a candidate
-kills all it started and checks that nothing is left.
+beyond plain values (see `sandbox_codec`). The candidate's stdout/stderr are drained in
+the same poll loop and kept, capped, as evidence; they never decide anything. Stopping a
+candidate kills all it started and checks that nothing is left.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
 import select
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,23 +52,23 @@ class Limits:
 
 @dataclass(frozen=True)
 class Box:
-    """One attempt's sandbox: how it is confined, the uid it runs as and its folder."""
+    """Where one candidate process lives: how it is confined, its uid, its host folder."""
 
     confinement: Confinement
-    uid: int | None
-    folder: Path
+    uid: int | None  # a fresh uid of its own, when root allows it
+    folder: Path | None  # on the host, only without namespaces (else a tmpfs inside)
     module_file: str
 
     @classmethod
-    def create(cls, confinement: Confinement, code: str, module_file: str) -> Box:
+    def create(cls, confinement: Confinement, module_file: str) -> Box:
         uid = isolation.allocate_uid(confinement)
-        folder = isolation.prepare_folder(confinement, uid, code, module_file)
-        return cls(confinement, uid, folder, module_file)
+        return cls(confinement, uid, isolation.prepare_folder(confinement, uid), module_file)
 
     def remove(self) -> list[str]:
-        """Delete the folder, and without namespaces what the uid left elsewhere (after
+        """Delete its folder, and without namespaces what its uid left elsewhere (after
         `CandidateProcess.stop` proved no process of it runs); returns those leftovers."""
-        isolation.remove_folder(self.folder)
+        if self.folder is not None:
+            isolation.remove_folder(self.folder)
         if self.uid is None or self.confinement.namespaces:
             return []
         return isolation.sweep_files(self.uid) + isolation.sweep_ipc(self.uid)
@@ -98,38 +98,82 @@ def exit_message(code: int) -> str:
 
 
 def child_source() -> str:
-    """The program the sandbox runs: the codec's source, then the child server's."""
-    codec = Path(sandbox_codec.__file__).read_text(encoding="utf-8")
-    child = Path(sandbox_child.__file__).read_text(encoding="utf-8")
-    return f"CODEC_SOURCE = {codec!r}\n" + child.replace("from __future__ import annotations\n", "")
+    """The program the sandbox runs: the codec, then the child server, as one module."""
+    future = "from __future__ import annotations\n"
+    parts = [Path(m.__file__).read_text(encoding="utf-8").replace(future, "", 1)
+             for m in (sandbox_codec, sandbox_child) if m.__file__]
+    return future + "\n".join(parts)
 
 
-_CHILD_SOURCE: str | None = None
+BOOT = "import marshal,sys;exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))"
+_PROGRAMS: dict[str, list[str]] = {}
 
 
-class OutputTap:
-    """Drains one pipe in a thread, keeping the first OUTPUT_CAP_BYTES and a byte count."""
+def child_program(interpreter: str) -> list[str]:
+    """Arguments that run the child: its code compiled once, by the interpreter that runs it.
 
-    def __init__(self, stream: Any) -> None:
+    Compiling ~18 KB of source costs every start several milliseconds; unmarshalling the
+    code object costs a fraction of one. Bytecode is version-specific, hence compiled by
+    that interpreter; if that fails, the source is passed as it is.
+    """
+    if interpreter not in _PROGRAMS:
+        source = child_source()
+        compiler = ("import marshal,sys;sys.stdout.write(marshal.dumps(compile("
+                    "sys.stdin.read(),'sandbox_child','exec')).hex())")
+        try:
+            done = subprocess.run([interpreter, "-I", "-S", "-c", compiler], input=source,
+                                  capture_output=True, text=True, timeout=60, check=True)
+            _PROGRAMS[interpreter] = ["-c", BOOT, done.stdout.strip()]
+        except (OSError, subprocess.SubprocessError):
+            _PROGRAMS[interpreter] = ["-c", source]
+    return _PROGRAMS[interpreter]
+
+
+class Output:
+    """One of the candidate's output pipes: the first OUTPUT_CAP_BYTES kept, the rest counted."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        os.set_blocking(fd, False)
         self.kept = bytearray()
         self.total = 0
-        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
-        self._thread.start()
+        self.closed = False
 
-    def _drain(self, stream: Any) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := stream.read1(65536):
-                self.total += len(chunk)
-                room = OUTPUT_CAP_BYTES - len(self.kept)
-                if room > 0:
-                    self.kept += chunk[:room]
-        with contextlib.suppress(OSError):
-            stream.close()
+    def drain(self) -> None:
+        """Read what is there now (never blocks); memory stays bounded whatever it floods."""
+        while not self.closed:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed = True
+                os.close(self.fd)
+                return
+            self.total += len(chunk)
+            room = OUTPUT_CAP_BYTES - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+
+    def finish(self, timeout_s: float) -> None:
+        """Read to the end (every writer is dead by now), at most `timeout_s` seconds."""
+        if self.closed:
+            return
+        deadline = time.monotonic() + timeout_s
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while not self.closed and time.monotonic() < deadline:
+            poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
+            self.drain()
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
 
     def text(self) -> str:
-        self._thread.join(timeout=1.0)
-        note = f"\n[… {self.total - len(self.kept)} more bytes dropped]" if self.total > len(
-            self.kept) else ""
+        dropped = self.total - len(self.kept)
+        note = f"\n[… {dropped} more bytes dropped]" if dropped else ""
         return self.kept.decode("utf-8", errors="replace") + note
 
 
@@ -137,9 +181,6 @@ class CandidateProcess:
     """One live candidate process and the pipe pair that carries calls to it."""
 
     def __init__(self, box: Box, limits: Limits) -> None:
-        global _CHILD_SOURCE
-        if _CHILD_SOURCE is None:
-            _CHILD_SOURCE = child_source()
         self.box = box
         conf = box.confinement
         if not conf.dedicated_uid and os.geteuid() != 0:
@@ -148,37 +189,42 @@ class CandidateProcess:
         self._control: int | None = None
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         passed = [to_child_r, from_child_w]
         module_path = isolation.module_path(conf, box.folder, box.module_file)
         # -u: what it printed before a kill is still evidence; -B: no .pyc files
-        program = ["-I", "-S", "-u", "-B", "-c", _CHILD_SOURCE,
+        program = ["-I", "-S", "-u", "-B", *child_program(conf.interpreter),
                    "keep" if conf.keeper else "serve", str(to_child_r), str(from_child_w),
-                   module_path, json.dumps(limits.rlimits())]
+                   module_path, ",".join(f"{k}={v}" for k, v in limits.rlimits().items())]
         if conf.keeper:
             control_r, self._control = os.pipe()
             passed.append(control_r)
             program.append(str(control_r))
-        start = isolation.launch(conf, box.uid, box.folder, box.module_file, limits.scratch_mb,
-                                 program)
+        start = isolation.launch(conf, box.uid, box.folder, limits.scratch_mb, program)
         try:
             self.proc = subprocess.Popen(
                 start.argv, cwd=start.cwd, env=start.env, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=passed,
-                start_new_session=True)
+                stdout=out_w, stderr=err_w, pass_fds=passed, start_new_session=True)
         except OSError as exc:
-            for fd in (self._to_child, self._from_child, self._control):
+            for fd in (self._to_child, self._from_child, self._control, out_r, err_r):
                 if fd is not None:
                     os.close(fd)
             raise SandboxError(f"cannot start the sandbox: {exc}") from None
         finally:
-            for fd in passed:
+            for fd in (*passed, out_w, err_w):
                 os.close(fd)
-        self.stdout = OutputTap(self.proc.stdout)
-        self.stderr = OutputTap(self.proc.stderr)
-        self.hello = self._hello()
+        self.stdout, self.stderr = Output(out_r), Output(err_r)
+        self.hello: dict[str, Any] | None = None
+        self.startup_s = 0.0
+
+    def ready(self) -> dict[str, Any]:
+        """The sandbox's first words, sent before any candidate code runs (read once)."""
+        if self.hello is None:
+            self.hello = self._hello()
+        return self.hello
 
     def _hello(self) -> dict[str, Any]:
-        """The sandbox's first words, sent before any candidate code runs."""
         began = time.monotonic()
         try:
             size = int.from_bytes(self._read(4, began + STARTUP_TIMEOUT_S), "big")
@@ -197,7 +243,7 @@ class CandidateProcess:
         deadline = time.monotonic() + timeout_s
         self._next_id += 1
         message = {**message, "id": self._next_id}
-        data = json.dumps(message, allow_nan=False).encode("utf-8")
+        data = marshal.dumps(message)  # the child reads this trusted side without `json`
         self._write(len(data).to_bytes(4, "big") + data, deadline)
         size = int.from_bytes(self._read(4, deadline), "big")
         if size > MAX_REPLY_BYTES:
@@ -233,10 +279,25 @@ class CandidateProcess:
         return b"".join(chunks)
 
     def _wait(self, fd: int, event: int, deadline: float) -> None:
+        """Until `fd` is ready, draining the candidate's output meanwhile (it must never
+        block on a full pipe while we wait for its reply)."""
         poller = select.poll()
         poller.register(fd, event)
-        if not poller.poll(self._left(deadline) * 1000):
-            raise CandidateTimeout("timed out")
+        outputs = {o.fd: o for o in (self.stdout, self.stderr) if not o.closed}
+        for out in outputs.values():
+            poller.register(out.fd, select.POLLIN)
+        while True:
+            ready = poller.poll(self._left(deadline) * 1000)
+            if not ready:
+                raise CandidateTimeout("timed out")
+            for ready_fd, _ in ready:
+                if ready_fd in outputs:
+                    outputs[ready_fd].drain()
+                    if outputs[ready_fd].closed:
+                        poller.unregister(ready_fd)
+                        del outputs[ready_fd]
+            if any(ready_fd == fd for ready_fd, _ in ready):
+                return
 
     @staticmethod
     def _left(deadline: float) -> float:
@@ -255,7 +316,7 @@ class CandidateProcess:
         return CandidateDied(exit_message(code))
 
     def stop(self) -> str | None:
-        """Kill everything the candidate started and check it is gone.
+        """Kill everything the candidate started, check it is gone, collect its output.
 
         Returns None when that is proven, else why not. With a dedicated uid the proof is a
         sweep of the uid (raising SandboxError if anything survives SIGKILL); without one,
@@ -263,20 +324,28 @@ class CandidateProcess:
         """
         conf = self.box.confinement
         problem: str | None = None
-        if conf.keeper:
-            problem = self._stop_keeper()
-        else:
-            if conf.namespaces:  # pid 1 of the namespace first: its death empties it
-                for pid in isolation.children_of(self.proc.pid):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-            self._kill_group()
-            if self.box.uid is not None:
-                isolation.sweep_uid(self.box.uid)
-        for fd in (self._to_child, self._from_child, self._control):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+        try:
+            if conf.keeper:
+                problem = self._stop_keeper()
+            else:
+                if conf.namespaces:
+                    # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and
+                    # bubblewrap's monitor exits once it has reaped that pid 1.
+                    for pid in isolation.children_of(self.proc.pid):
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self.proc.wait(timeout=2.0)
+                self._kill_group()
+                if self.box.uid is not None:
+                    isolation.sweep_uid(self.box.uid)
+        finally:
+            for fd in (self._to_child, self._from_child, self._control):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            for out in (self.stdout, self.stderr):
+                out.finish(0.2 if problem is None else 0.0)
         return problem
 
     def _kill_group(self) -> None:

@@ -1,35 +1,36 @@
 """The server inside the sandbox: imports the candidate and answers calls with plain data.
 
-Runs as `python -I -S -c <codec + this source> serve|keep <fd_in> <fd_out> <module_path>
-<limits> [<control_fd>]`; standard library only. Before any candidate code runs it sets
-its resource limits and says hello (the only message the parent trusts to describe the
-sandbox). After that it is trusted with nothing, because the candidate shares its
-process: it holds no test logic and no expected values, and the parent decides every
-verdict. In `keep` mode a keeper process stays outside the candidate: a child subreaper
-that, when the parent closes the control pipe, kills every descendant left behind.
+Runs (compiled together with `sandbox_codec`) as `python -I -S … serve|keep <fd_in>
+<fd_out> <module_path> <limits> [<control_fd>]`; standard library only, and as little
+of it as possible (every import is start-up time on every attempt). Requests come from
+the trusted parent as `marshal` data; replies go out as JSON, the only form the parent
+parses. Before any candidate code runs it sets its resource limits and says hello (the
+only message the parent trusts to describe the sandbox). After that it is trusted with
+nothing, because the candidate shares its process: it holds no test logic and no
+expected values, and the parent decides every verdict. In `keep` mode a keeper process
+stays outside the candidate: a child subreaper that, when the parent closes the control
+pipe, kills every descendant left behind.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
-import importlib.util
-import json
+import marshal
 import os
 import sys
-import traceback
-from typing import Any
+
+TYPE_CHECKING = False  # no `typing` import at run time: the sandbox starts faster without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def _codec() -> dict[str, Any]:
-    source = globals().get("CODEC_SOURCE")
-    if source is None:  # imported as a module (tests): use the package's codec
-        from benchrig import sandbox_codec
+    if "encode" in globals():  # the sandbox runs the codec's source and this one as one module
+        return globals()
+    from benchrig import sandbox_codec  # imported as a module (tests)
 
-        return vars(sandbox_codec)
-    namespace: dict[str, Any] = {"__name__": "sandbox_codec"}
-    exec(compile(source, "sandbox_codec.py", "exec"), namespace)
-    return namespace
+    return vars(sandbox_codec)
 
 
 CODEC = _codec()
@@ -53,15 +54,16 @@ class Server:
         self.module: Any = None
         self.objects: dict[int, Any] = {}
 
-    def load(self) -> None:
+    def load(self, source: str) -> None:
+        """Write the candidate's module into its folder, then run it as module `solution`."""
         folder = os.path.dirname(self.module_path)
-        spec = importlib.util.spec_from_file_location("solution", self.module_path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {self.module_path}")
-        module = importlib.util.module_from_spec(spec)
+        with open(self.module_path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        module = type(sys)("solution")  # what `import solution` would make, minus importlib
+        module.__file__ = self.module_path
         sys.modules["solution"] = module
         sys.path.append(folder)  # the candidate may import its own sibling modules
-        spec.loader.exec_module(module)
+        exec(compile(source, self.module_path, "exec"), module.__dict__)
         self.module = module
 
     def resolve(self, handle: int) -> Any:
@@ -98,8 +100,12 @@ class Server:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "import":
-            self.load()
-            return {"ok": True}
+            self.load(request["source"])
+            # What the tests will import, so that `from solution import f` needs no lookup.
+            kinds = {name: ("class" if isinstance(obj, type) else "function")
+                     for name, obj in list(vars(self.module).items())[:1000]
+                     if type(name) is str and not name.startswith("_") and callable(obj)}
+            return {"ok": True, "kinds": kinds}
         if op == "lookup":
             return self.describe(request["name"])
         if op == "call":
@@ -121,6 +127,8 @@ def _error(exc: BaseException) -> dict[str, Any]:
         (c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c),
         "BaseException",
     )
+    import traceback  # only when something failed: it is slow to import
+
     boundary = type(exc).__name__ == "BoundaryError"
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
     return {
@@ -171,8 +179,32 @@ def apply_limits(limits: dict[str, int]) -> list[str]:
     return failed
 
 
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _json_writer() -> Callable[[Any], bytes]:
+    """JSON text of plain data via the C encoder json.dumps uses (json imports re: slow)."""
+    try:
+        import _json
+
+        encoder = _json.make_encoder(None, _not_plain, _json.encode_basestring_ascii, None,
+                                     ":", ",", False, False, False)
+        if "".join(encoder({"a": [1, 2.5, "é", None, True]}, 0)) != (
+                '{"a":[1,2.5,"\\u00e9",null,true]}'):
+            raise ValueError("unexpected encoder")
+        return lambda value: "".join(encoder(value, 0)).encode("ascii")
+    except Exception:  # another Python: the public, slower way
+        import json
+
+        return lambda value: json.dumps(value, allow_nan=False).encode("utf-8")
+
+
+to_json = _json_writer()
+
+
 def frame(fd: int, message: dict[str, Any]) -> None:
-    data = json.dumps(message, allow_nan=False).encode("utf-8")
+    data = to_json(message)
     _write_all(fd, len(data).to_bytes(4, "big") + data)
 
 
@@ -185,7 +217,7 @@ def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
     while True:
         try:
             size = int.from_bytes(_read_exact(fd_in, 4), "big")
-            request = json.loads(_read_exact(fd_in, size))
+            request = marshal.loads(_read_exact(fd_in, size))
         except EOFError:
             return
         try:
@@ -194,9 +226,9 @@ def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
             reply = _error(exc)
         reply["id"] = request.get("id")
         try:
-            data = json.dumps(reply, allow_nan=False).encode("utf-8")
-        except (TypeError, ValueError) as exc:
-            data = json.dumps(_error(exc) | {"id": request.get("id")}).encode("utf-8")
+            data = to_json(reply)
+        except Exception as exc:
+            data = to_json(_error(exc) | {"id": request.get("id")})
         _write_all(fd_out, len(data).to_bytes(4, "big") + data)
 
 
@@ -214,6 +246,7 @@ def children() -> list[int]:
 def keep(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
          control: int) -> None:
     """Subreaper: serve in a child; when the parent hangs up, kill every descendant."""
+    import contextlib
     import ctypes
     import signal
     import time
@@ -285,7 +318,7 @@ def keep(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
 
 def main(argv: list[str]) -> None:
     role, fd_in, fd_out, module_path = argv[0], int(argv[1]), int(argv[2]), argv[3]
-    limits = json.loads(argv[4])
+    limits = {k: int(v) for k, v in (pair.split("=") for pair in argv[4].split(","))}
     if role == "keep":
         keep(fd_in, fd_out, module_path, limits, int(argv[5]))
     else:

@@ -192,7 +192,7 @@ def documented_as_not_held(promise: str) -> bool:
     raise AssertionError(f"docs/security.md has no row for the promise {promise!r}")
 
 
-def leftovers(uid: int | None, token: str) -> list[str]:
+def leftovers(uids: list[int], token: str) -> list[str]:
     """Entries in the shared scratch folders that the candidate wrote."""
     found = []
     for folder in SCRATCH_DIRS:
@@ -202,7 +202,7 @@ def leftovers(uid: int | None, token: str) -> list[str]:
                     owner = entry.stat(follow_symlinks=False).st_uid
                 except OSError:
                     continue
-                if token in entry.name or (uid is not None and owner == uid):
+                if token in entry.name or owner in uids:
                     found.append(entry.path)
     return found
 
@@ -219,8 +219,8 @@ def remove(paths: list[str]) -> None:
             os.unlink(path)
 
 
-def surviving(uid: int | None, token: str) -> list[int]:
-    alive = [pid for pid, owner in isolation.live_processes().items() if owner == uid]
+def surviving(uids: list[int], token: str) -> list[int]:
+    alive = [pid for pid, owner in isolation.live_processes().items() if owner in uids]
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -263,8 +263,9 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
     assert report.sandbox["cleanup"] == "verified"
 
     # The host, checked from outside.
-    uid = report.sandbox["uid"]
-    left = leftovers(uid, token)
+    uids = [u for u in report.sandbox["uids"] if u is not None]
+    assert uids or not confinement.dedicated_uid
+    left = leftovers(uids, token)
     try:
         gives_up = attack.degraded_gives_up if name == "degraded" else None
         if gives_up is not None:  # the result must say it was degraded, and the docs must
@@ -281,8 +282,8 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
             assert secret not in said, f"the {kind} secret leaked"
         if gives_up != "network":
             assert len(canaries.connections) == seen, "a connection reached a canary listener"
-        assert surviving(uid, token) == []
-        assert uid is None or isolation.ipc_objects(uid) == []
+        assert surviving(uids, token) == []
+        assert all(isolation.ipc_objects(uid) == [] for uid in uids)
         assert not (canaries.public.parent / "results" / f"verdict-{token}.json").exists()
         assert left == [], "the candidate left files in the host's shared folders"
     finally:
@@ -336,8 +337,9 @@ print(subprocess.run(["/usr/bin/echo", "child-ok"], capture_output=True, text=Tr
 
 @pytest.mark.skipif(not ROOT_USER, reason="the sandbox only has its own uid under root")
 def test_each_attempt_gets_its_own_uid(task: TaskSpec) -> None:
-    uids = {run_tests(task, CORRECT, LIMITS).sandbox["uid"] for _ in range(3)}
-    assert len(uids) == 3 and all(isinstance(u, int) and u >= 65536 for u in uids)
+    uids = [u for _ in range(3) for u in run_tests(task, CORRECT, LIMITS).sandbox["uids"]]
+    assert len(set(uids)) == len(uids) == 3 and all(isinstance(u, int) and u >= 65536
+                                                    for u in uids)
 
 
 def test_a_sandbox_that_cannot_start_is_an_error_not_a_verdict(task: TaskSpec) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from dataclasses import replace
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from benchrig import isolation
+from benchrig import isolation, sandbox_pool
 from benchrig.checks.coding import run_tests
+from benchrig.sandbox import Limits
 from benchrig.spec import TaskSpec, load_task
 from tests.conftest import SOLUTIONS, TASKS
 
@@ -140,19 +142,70 @@ def test_candidate_sees_a_cleared_environment(lru: TaskSpec, monkeypatch: pytest
     assert report.all_passed
 
 
-def test_sandbox_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[Path] = []
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_the_candidate_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch,
+                                         namespaces: bool) -> None:
+    conf = isolation.detect()
+    if not namespaces:
+        conf = conf.without_namespaces()
+    elif not conf.namespaces:
+        pytest.skip("no bubblewrap here")
+    sandbox_pool.discard_all()
+    monkeypatch.setattr(sandbox_pool, "PRESTART", False)
+    made: list[Path | None] = []
     prepare = isolation.prepare_folder
 
-    def recording(*args: Any) -> Path:
+    def recording(*args: Any) -> Path | None:
         made.append(prepare(*args))
         return made[-1]
 
     monkeypatch.setattr(isolation, "prepare_folder", recording)
     code = "import os\nprint('CWD=' + os.getcwd())\n" + GOOD
-    report = run_tests(lru, code)
+    report = run_tests(lru, code, confinement=conf)
     assert report.all_passed
+    cwd = report.stdout.split("CWD=")[1].split()[0]
     (folder,) = made
-    assert not folder.exists()
-    expected = "/sandbox" if report.isolation == "full" else str(folder)
-    assert report.stdout.split("CWD=")[1].split()[0] == expected
+    if namespaces:  # its folder was a tmpfs inside the sandbox: nothing on the host
+        assert folder is None and cwd == "/sandbox"
+    else:
+        assert folder is not None and cwd == str(folder) and not folder.exists()
+
+
+def test_a_prestarted_sandbox_carries_nothing_over(lru: TaskSpec) -> None:
+    mark = secrets.token_hex(6)
+    writer = (f"import os, tempfile\nfor d in ('.', tempfile.gettempdir()):\n"
+              f"    open(os.path.join(d, 'mark-{mark}'), 'w').write('x')\n") + GOOD
+    reader = (f"import os, tempfile\nprint('SEEN', [d for d in ('.', tempfile.gettempdir()) "
+              f"if os.path.exists(os.path.join(d, 'mark-{mark}'))])\n") + GOOD
+    first = run_tests(lru, writer)
+    second = run_tests(lru, reader)  # on the sandbox started when the first one ended
+    assert first.all_passed and second.all_passed
+    assert "SEEN []" in second.stdout
+    assert not set(first.sandbox["uids"]) & set(second.sandbox["uids"])
+
+
+def test_a_spare_that_died_waiting_is_never_handed_out(lru: TaskSpec) -> None:
+    conf = isolation.detect()
+    limits = Limits()
+    sandbox_pool.discard_all()
+    sandbox_pool.replenish(conf, limits, "solution.py")
+    (spare,) = sandbox_pool._spares.values()
+    os.killpg(spare.proc.pid, 9)
+    spare.proc.wait()
+    taken = sandbox_pool.take(conf, limits, "solution.py")
+    try:
+        assert taken is not spare and taken.proc.poll() is None
+        assert taken.ready()["limits_failed"] == []
+    finally:
+        sandbox_pool.discard(taken)
+
+
+def test_spares_are_stopped_and_swept_when_discarded() -> None:
+    conf = isolation.detect()
+    sandbox_pool.discard_all()
+    sandbox_pool.replenish(conf, Limits(), "solution.py")
+    (spare,) = sandbox_pool._spares.values()
+    sandbox_pool.discard_all()
+    assert spare.proc.poll() is not None
+    if spare.box.uid is not None:
+        assert spare.box.uid not in isolation.live_processes().values()

@@ -34,11 +34,13 @@ from benchrig.sandbox import Box, CandidateProcess, CandidateFailure, Limits
 conf = isolation.detect()
 if sys.argv[2] == "no-bwrap":
     conf = conf.without_namespaces("test: as if bubblewrap were missing")
-box = Box.create(conf, sys.stdin.read(), "solution.py")
+code = sys.stdin.read()
+box = Box.create(conf, "solution.py")
 out = {"level": conf.level, "namespaces": conf.namespaces, "keeper": conf.keeper}
 proc = CandidateProcess(box, Limits())
+proc.ready()
 try:
-    out["import"] = proc.request({"op": "import"}, 20)
+    out["import"] = proc.request({"op": "import", "source": code}, 20)
     out["call"] = proc.request({"op": "call", "name": "add", "args": [2, 3],
                                 "kwargs": {"$dict": []}}, 20)
 except CandidateFailure as exc:

@@ -18,11 +18,11 @@ import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchrig import isolation
+from benchrig import isolation, sandbox_pool
 from benchrig.checks.remote import RemoteModule, Session
 from benchrig.errors import SandboxError
 from benchrig.isolation import Confinement
-from benchrig.sandbox import Box, CandidateFailure, CandidateProcess, Limits
+from benchrig.sandbox import CandidateFailure, CandidateProcess, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
 
@@ -65,26 +65,30 @@ class CheckReport:
 class CandidateRunner:
     """Owns the candidate process: starts it on demand, restarts it after a failure."""
 
-    def __init__(self, box: Box, limits: Limits) -> None:
-        self.box, self.limits = box, limits
+    def __init__(self, confinement: Confinement, limits: Limits, code: str) -> None:
+        self.confinement, self.limits, self.code = confinement, limits, code
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
         self.deadline = time.monotonic()
-        self.session = Session(self.send)
+        self.session = Session(self.send, self.ensure_started)
         self.outputs: list[tuple[str, str]] = []
         self.cleanup_problems: list[str] = []
+        self.leftovers: list[str] = []
         self.limits_failed: set[str] = set()
         self.python: str | None = None
-        self.starts = 0
+        self.uids: list[int | None] = []
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
-    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+    def ensure_started(self) -> None:
         if self.import_error is not None:
             raise CandidateFailure(self.import_error)
         if self.proc is None:
             self._start()
+
+    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.ensure_started()
         assert self.proc is not None
         try:
             return self.proc.request(request, self.left())
@@ -94,14 +98,15 @@ class CandidateRunner:
             raise
 
     def _start(self) -> None:
-        self.proc = CandidateProcess(self.box, self.limits)
-        self.starts += 1
+        self.proc = sandbox_pool.take(self.confinement, self.limits, SOLUTION_MODULE)
+        self.uids.append(self.proc.box.uid)
+        hello = self.proc.ready()
         self.deadline += self.proc.startup_s  # the sandbox's start-up is not the candidate's
-        self.limits_failed |= {str(n) for n in self.proc.hello.get("limits_failed") or ()}
-        self.python = str(self.proc.hello.get("python"))
+        self.limits_failed |= {str(n) for n in hello.get("limits_failed") or ()}
+        self.python = str(hello.get("python"))
         self.session.generation += 1
         try:
-            reply = self.proc.request({"op": "import"}, self.left())
+            reply = self.proc.request({"op": "import", "source": self.code}, self.left())
         except CandidateFailure as exc:
             self.import_error = f"importing the candidate failed: {exc}"
             self.session.incidents.append(self.import_error)
@@ -114,6 +119,10 @@ class CandidateRunner:
             self.session.incidents.append(self.import_error)
             self.stop()
             raise CandidateFailure(self.import_error)
+        kinds = reply.get("kinds")
+        self.session.kinds = {name: kind for name, kind in kinds.items()
+                              if type(name) is str and kind in ("class", "function")
+                              } if type(kinds) is dict else {}
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -122,6 +131,7 @@ class CandidateRunner:
                 problem = proc.stop()
             finally:
                 self.outputs.append((proc.stdout.text(), proc.stderr.text()))
+                self.leftovers += proc.box.remove()
             if problem is not None:
                 self.cleanup_problems.append(problem)
 
@@ -179,8 +189,8 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
     started = time.monotonic()
     test_file = str(task.test_path)
     conf = confinement or isolation.detect()
-    box = Box.create(conf, code, SOLUTION_MODULE)
-    runner = CandidateRunner(box, limits or Limits())
+    limits = limits or Limits()
+    runner = CandidateRunner(conf, limits, code)
     incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
@@ -211,26 +221,24 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
                 passed, message = (False, incidents[0]) if incidents else (True, "passed")
                 details.append(CheckDetail(name, passed, message, time.monotonic() - began))
     finally:
-        try:
-            runner.stop()
-        finally:
-            leftovers = box.remove()
+        runner.stop()
     stdout = "".join(out for out, _ in runner.outputs)
     stderr = "".join(err for _, err in runner.outputs)
     problems = [*runner.cleanup_problems]
     if runner.import_error:
         problems.insert(0, runner.import_error)
     level = isolation.NONE if runner.limits_failed else conf.level
-    return CheckReport(
+    report = CheckReport(
         details=tuple(replace(d, message=printable(d.message)) for d in details),
         sandbox_error=printable("; ".join(problems)) or None,
         stdout=stdout,
         stderr=stderr,
         duration_s=time.monotonic() - started,
         isolation=level,
-        sandbox={**conf.describe(), "isolation": level, "uid": box.uid,
-                 "python": runner.python, "starts": runner.starts,
-                 "limits_failed": sorted(runner.limits_failed),
+        sandbox={**conf.describe(), "isolation": level, "uids": runner.uids,
+                 "python": runner.python, "limits_failed": sorted(runner.limits_failed),
                  "cleanup": "; ".join(runner.cleanup_problems) or "verified",
-                 "removed_leftovers": leftovers[:20]},
+                 "removed_leftovers": runner.leftovers[:20]},
     )
+    sandbox_pool.replenish(conf, limits, SOLUTION_MODULE)  # the next attempt starts warm
+    return report

@@ -43,9 +43,13 @@ def _raise_from(error: dict[str, Any]) -> None:
 class Session:
     """The channel the stand-ins share; `generation` changes when the child is restarted."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, start: Callable[[], None] = lambda: None) -> None:
         self.transport = transport
+        self.start = start  # makes sure a candidate process is up (and `kinds` known)
         self.generation = 0
+        # The candidate module's callables as its import reported them: the stand-ins a
+        # test imports need no round trip. Untrusted like any reply; a wrong kind fails.
+        self.kinds: dict[str, str] = {}
         # What went wrong at the boundary during the current check: it fails the check
         # even when the test catches the exception (a crash must not pass for a raise).
         self.incidents: list[str] = []
@@ -190,15 +194,16 @@ class RemoteModule:
         if name.startswith("__"):
             raise AttributeError(name)
         if name not in self._cache:
-            try:
-                reply = self._session.ask({"op": "lookup", "name": name})
-            except AttributeError:
-                raise AttributeError(f"the candidate's module has no {name!r}") from None
-            kind = reply.get("kind")
-            if kind == "class":
-                self._cache[name] = RemoteClass(self._session, name)
-            elif kind == "function":
-                self._cache[name] = RemoteFunction(self._session, name)
-            else:
-                return self._session.value(reply)
+            self._session.start()
+            kind = self._session.kinds.get(name)
+            if kind not in ("class", "function"):
+                try:
+                    reply = self._session.ask({"op": "lookup", "name": name})
+                except AttributeError:
+                    raise AttributeError(f"the candidate's module has no {name!r}") from None
+                kind = reply.get("kind")
+                if kind not in ("class", "function"):
+                    return self._session.value(reply)
+            stand_in = RemoteClass if kind == "class" else RemoteFunction
+            self._cache[name] = stand_in(self._session, name)
         return self._cache[name]
