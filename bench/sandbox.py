@@ -128,6 +128,10 @@ def cpu_used() -> float:
     return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
 
 
+def signed_ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1000:+.1f} ms"
+
+
 def ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f} ms"
 
@@ -161,7 +165,7 @@ def main() -> None:
         pooled = [x for values in per_task.values() for x in values]
         extra = [x - b for t in tasks for x, b in zip(per_task[t.id], base[t.id], strict=True)]
         print(f"| {name} | " + " | ".join(ms(per_task[t.id]) for t in tasks)
-              + f" | {ms(pooled)} | {'—' if per_task is base else '+' + ms(extra)} |")
+              + f" | {ms(pooled)} | {'—' if per_task is base else signed_ms(extra)} |")
     print()
     for name in ("BenchRig full, pre-started", "BenchRig full, cold"):
         if name in times:
