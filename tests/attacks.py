@@ -70,6 +70,14 @@ class Sneaky(ValueError):
     pass
 raise Sneaky("\\x1b]0;pwned\\x07\\x1b[2J\\x1b]52;c;cm0gLXJmIH4=\\x07\\r4/4 checks passed")
 """, "fail", (False,) * 4),
+    Attack("flood-output-from-many-processes", "print anything", """
+import os, sys
+for _ in range(4):
+    if os.fork() == 0:
+        block = b"x" * 65536
+        while True:
+            os.write(1 if os.getpid() % 2 else 2, block)
+""" + CORRECT, "pass", evidence="more bytes dropped"),
     Attack("stdout-onto-reply-pipe", "print anything", """
 import os, sys
 os.dup2(int(sys.argv[3]), 1)

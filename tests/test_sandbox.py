@@ -209,3 +209,60 @@ def test_spares_are_stopped_and_swept_when_discarded() -> None:
     assert spare.proc.poll() is not None
     if spare.box.uid is not None:
         assert spare.box.uid not in isolation.live_processes().values()
+
+
+def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
+    (tmp_path / "custom.md").write_text(
+        "---\nid: custom\nsuite: coding\nlanguage: python\ndifficulty: easy\ntags: [t]\n"
+        f"timeout_s: 60\ncheck_timeout_s: {timeout_s}\nentry_point: add\n---\n\n# add\n")
+    (tmp_path / "custom.test.py").write_text(tests)
+    return load_task(tmp_path / "custom.md")
+
+
+def test_a_sandbox_failure_is_an_error_even_if_the_test_swallows_it(tmp_path: Path) -> None:
+    from benchrig.errors import SandboxError
+
+    task = custom_task(tmp_path, "import solution\n\ndef test_swallow():\n    try:\n"
+                                 "        solution.add(1, 2)\n    except Exception:\n"
+                                 "        pass\n")
+    broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
+    with pytest.raises(SandboxError):
+        run_tests(task, "def add(a, b):\n    return a + b\n", confinement=broken)
+
+
+def test_a_test_looping_past_its_time_gets_no_fresh_sandbox_per_call(tmp_path: Path) -> None:
+    task = custom_task(tmp_path, "from solution import add\n\ndef test_loop():\n"
+                                 "    for _ in range(200):\n        try:\n"
+                                 "            add(1, 2)\n        except Exception:\n"
+                                 "            pass\n")
+    report = run_tests(task, "import time\ndef add(a, b):\n    time.sleep(60)\n")
+    assert [d.passed for d in report.details] == [False]
+    assert "timed out" in report.details[0].message
+    assert len(report.sandbox["uids"]) == 1  # one process, killed once; no churn
+
+
+def test_a_failed_reimport_fails_every_later_check_even_when_caught() -> None:
+    from benchrig.checks.coding import CandidateRunner
+    from benchrig.sandbox import CandidateFailure
+
+    runner = CandidateRunner(isolation.detect(), Limits(), "")
+    runner.import_error = "importing the candidate failed: boom"
+    with pytest.raises(CandidateFailure):
+        runner.send({"op": "call", "name": "add"})
+    assert runner.session.incidents == ["importing the candidate failed: boom"]
+
+
+def test_an_output_flood_keeps_the_judge_small(lru: TaskSpec) -> None:
+    def rss_kb() -> int:
+        status = Path("/proc/self/status").read_text()
+        return int(status.split("VmRSS:")[1].split()[0])
+
+    flood = ("import os\nfor _ in range(3):\n    if os.fork() == 0:\n"
+             "        while True:\n            os.write(1, b'y' * 65536)\n") + GOOD
+    before = rss_kb()
+    report = run_tests(lru, flood)
+    assert report.all_passed, report.details
+    assert "more bytes dropped" in report.stdout and len(report.stdout) < 70_000
+    dropped = int(report.stdout.rsplit("[… ", 1)[1].split()[0])
+    assert dropped > 1_000_000  # it really flooded…
+    assert rss_kb() - before < 32_000  # …and BenchRig kept none of it

@@ -15,6 +15,7 @@ import builtins
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -22,7 +23,7 @@ from benchrig import isolation, sandbox_pool
 from benchrig.checks.remote import RemoteModule, Session
 from benchrig.errors import SandboxError
 from benchrig.isolation import Confinement
-from benchrig.sandbox import CandidateFailure, CandidateProcess, Limits
+from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
 
@@ -77,15 +78,30 @@ class CandidateRunner:
         self.limits_failed: set[str] = set()
         self.python: str | None = None
         self.uids: list[int | None] = []
+        self.sandbox_failure: SandboxError | None = None
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
     def ensure_started(self) -> None:
+        """A live candidate process, or the failure that prevents one — recorded as an
+        incident of the current check, whatever the test does with the exception."""
         if self.import_error is not None:
+            self.session.incidents.append(self.import_error)
             raise CandidateFailure(self.import_error)
         if self.proc is None:
-            self._start()
+            if self.left() <= 0:  # no fresh process per call of a test looping past its time
+                self.session.incidents.append("timed out")
+                raise CandidateTimeout("timed out")
+            self._sandboxed(self._start)
+
+    def _sandboxed(self, step: Callable[[], None]) -> None:
+        """Run `step`; a SandboxError is kept so that no test can swallow it."""
+        try:
+            step()
+        except SandboxError as exc:
+            self.sandbox_failure = self.sandbox_failure or exc
+            raise
 
     def send(self, request: dict[str, Any]) -> dict[str, Any]:
         self.ensure_started()
@@ -94,14 +110,15 @@ class CandidateRunner:
             return self.proc.request(request, self.left())
         except CandidateFailure as exc:
             self.session.incidents.append(str(exc))
-            self.stop()
+            self._sandboxed(self.stop)
             raise
 
     def _start(self) -> None:
+        began = time.monotonic()
         self.proc = sandbox_pool.take(self.confinement, self.limits, SOLUTION_MODULE)
         self.uids.append(self.proc.box.uid)
         hello = self.proc.ready()
-        self.deadline += self.proc.startup_s  # the sandbox's start-up is not the candidate's
+        self.deadline += time.monotonic() - began  # the sandbox's start-up is not the candidate's
         self.limits_failed |= {str(n) for n in hello.get("limits_failed") or ()}
         self.python = str(hello.get("python"))
         self.session.generation += 1
@@ -222,6 +239,8 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
                 details.append(CheckDetail(name, passed, message, time.monotonic() - began))
     finally:
         runner.stop()
+    if runner.sandbox_failure is not None:  # even if a test caught it: no verdict
+        raise runner.sandbox_failure
     stdout = "".join(out for out, _ in runner.outputs)
     stderr = "".join(err for _, err in runner.outputs)
     problems = [*runner.cleanup_problems]
