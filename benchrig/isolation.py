@@ -321,8 +321,21 @@ def allocate_uid(conf: Confinement) -> int | None:
     raise SandboxError("no free uid in the sandbox block")
 
 
+def kill_as(uid: int) -> None:
+    """kill(-1, SIGKILL) from a process of `uid`: the kernel signals every process of that
+    uid in one pass that no fork can slip through (a fork with a fatal signal pending
+    fails), which a walk of /proc alone cannot promise against a fork-and-exit chain."""
+    kill = shutil.which("kill") or "/usr/bin/kill"
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run([kill, "-KILL", "-1"], user=uid, group=uid, extra_groups=[],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
+                       cwd="/", timeout=10, check=False)
+
+
 def sweep_uid(uid: int, timeout_s: float = SWEEP_TIMEOUT_S) -> int:
-    """SIGKILL every process of `uid` until none is left; returns how many had to be killed."""
+    """SIGKILL every process of `uid` until none is left; returns how many had to be killed.
+
+    The walk of /proc is the proof; callers without a pid namespace call `kill_as` first."""
     deadline = time.monotonic() + timeout_s
     killed: set[int] = set()
     pause = 0.0005

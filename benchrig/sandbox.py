@@ -339,6 +339,8 @@ class CandidateProcess:
                         self.proc.wait(timeout=2.0)
                 self._kill_group()
                 if self.box.uid is not None:
+                    if not conf.namespaces:  # no pid namespace to take them all down at once
+                        isolation.kill_as(self.box.uid)
                     isolation.sweep_uid(self.box.uid)
         finally:
             for fd in (self._to_child, self._from_child, self._control):

@@ -50,7 +50,9 @@ def replenish(confinement: Confinement, limits: Limits, module_file: str) -> Non
     """Have a spare ready for the next attempt like this one."""
     global _registered
     key = (confinement, limits, module_file)
-    if not PRESTART or key in _spares:
+    # Without a uid of its own a candidate could tamper with a spare of its own uid (and so
+    # with the next attempt): such sandboxes start cold, after the last one is swept.
+    if not PRESTART or not confinement.dedicated_uid or key in _spares:
         return
     try:
         spare = start(confinement, limits, module_file)

@@ -287,6 +287,14 @@ if os.fork() == 0:
     os._exit(0)
 os.wait()
 """ + CORRECT, "pass"),
+    Attack("fork-and-exit-chain", "detached children", """
+import os
+if os.fork() == 0:
+    os.setsid()
+    while True:  # a moving target: each generation forks the next and exits at once
+        if os.fork():
+            os._exit(0)
+""" + CORRECT, "pass"),
     Attack("daemon-ignoring-signals", "ignore signals", """
 import subprocess, sys
 code = ("import signal, time\\nfor s in range(1, 32):\\n    try:\\n"

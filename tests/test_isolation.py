@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,3 +130,24 @@ def test_the_uid_sweep_kills_what_hides_and_proves_none_is_left() -> None:
     assert uid in isolation.live_processes().values()
     assert isolation.sweep_uid(uid) >= 1
     assert uid not in isolation.live_processes().values()
+
+
+@pytest.mark.skipif(not ROOT_USER or not shutil.which("setpriv"),
+                    reason="needs root to start a process as another uid")
+def test_killing_as_the_uid_takes_all_its_processes_at_once() -> None:
+    uid = isolation.allocate_uid(replace(isolation.detect(), dedicated_uid=True))
+    assert uid is not None
+    started = [subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}",
+                                 "--clear-groups", "/usr/bin/sleep", "600"],
+                                start_new_session=True) for _ in range(3)]
+    try:
+        for _ in range(500):  # until all three have switched to the uid
+            if list(isolation.live_processes().values()).count(uid) == 3:
+                break
+            time.sleep(0.01)
+        assert list(isolation.live_processes().values()).count(uid) == 3
+        isolation.kill_as(uid)
+        assert all(p.wait(timeout=10) == -9 for p in started)
+        assert uid not in isolation.live_processes().values()
+    finally:
+        isolation.sweep_uid(uid)

@@ -266,3 +266,14 @@ def test_an_output_flood_keeps_the_judge_small(lru: TaskSpec) -> None:
     dropped = int(report.stdout.rsplit("[… ", 1)[1].split()[0])
     assert dropped > 1_000_000  # it really flooded…
     assert rss_kb() - before < 32_000  # …and BenchRig kept none of it
+
+
+def test_no_spare_is_kept_for_a_candidate_without_a_uid_of_its_own(lru: TaskSpec) -> None:
+    shared = isolation.detect().without_namespaces().without_dedicated_uid()
+    sandbox_pool.discard_all()
+    assert run_tests(lru, GOOD, confinement=shared).all_passed
+    assert not any(key[0] == shared for key in sandbox_pool._spares)
+    own = isolation.detect()
+    if own.dedicated_uid:
+        assert run_tests(lru, GOOD, confinement=own).all_passed
+        assert any(key[0] == own for key in sandbox_pool._spares)
