@@ -237,7 +237,17 @@ class CandidateProcess:
             self.stop()
             why = self.stderr.text().strip() or str(exc)
             raise SandboxError(f"the sandbox did not start: {why[-2000:]}") from None
-        return dict(hello["hello"])
+        said = dict(hello["hello"])
+        uid, pid = self.box.uid, said.get("pid")
+        problem = None
+        if uid is not None and said.get("uid") != uid:
+            problem = f"it runs as uid {said.get('uid')}, not its own uid {uid}"
+        elif self.box.confinement.namespaces and not (type(pid) is int and pid <= 3):
+            problem = f"its pid is {pid}: it is not in a pid namespace of its own"
+        if problem is not None:  # the confinement is not what it claims: no candidate runs
+            self.stop()
+            raise SandboxError(f"the sandbox is not confined as expected: {problem}")
+        return said
 
     def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply, at most `timeout_s` seconds."""

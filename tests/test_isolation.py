@@ -151,3 +151,36 @@ def test_killing_as_the_uid_takes_all_its_processes_at_once() -> None:
         assert uid not in isolation.live_processes().values()
     finally:
         isolation.sweep_uid(uid)
+
+
+def test_limits_the_kernel_refuses_make_the_isolation_none(tmp_path: Path) -> None:
+    from benchrig.checks.coding import run_tests
+    from benchrig.sandbox import Limits
+    from benchrig.spec import load_task
+
+    task = load_task(Path(__file__).resolve().parent.parent / "tasks" / "lru-cache.md")
+    good = (Path(__file__).resolve().parent / "solutions" / "lru-cache.py").read_text()
+    report = run_tests(task, good, Limits(open_files=10**12))  # beyond fs.nr_open
+    assert report.isolation == "none"
+    assert report.sandbox["limits_failed"] == ["open_files"]
+
+
+def test_a_sandbox_not_confined_as_claimed_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchrig.errors import SandboxError
+    from benchrig.sandbox import Box, CandidateProcess, Limits
+
+    conf = isolation.detect()
+    box = Box.create(conf, "solution.py")
+    if box.uid is None:
+        pytest.skip("no dedicated uid here")
+    other = box.uid + 1
+    real_launch = isolation.launch
+    monkeypatch.setattr(isolation, "launch", lambda c, uid, *rest: real_launch(c, other, *rest))
+    proc = CandidateProcess(box, Limits())  # recorded as box.uid, started as `other`
+    try:
+        with pytest.raises(SandboxError, match="not its own uid"):
+            proc.ready()
+    finally:
+        proc.stop()
+        box.remove()
+        isolation.sweep_uid(other)
