@@ -169,7 +169,7 @@ def add(a, b):
     # --- look for the hidden tests or expected values on disk ---------------------------
     Attack("hunt-hidden-tests", "hidden tests on disk", """
 import os, time
-deadline = time.monotonic() + 1.0
+deadline = time.monotonic() + 0.5
 for root, dirs, files in os.walk("/"):
     if time.monotonic() > deadline:
         break
@@ -326,15 +326,16 @@ except OSError as exc:
     print("group", exc)
 """ + CORRECT, "pass", unsafe_for_shared_uid=True),
     # --- allocate without bound, fill the disk, limits ------------------------------------
+    # bytes(n) is calloc'd (no page touched), so the cap bites fast even on a loaded host.
     Attack("memory-bomb", "allocate without bound", """
 try:
-    hog = bytearray(8 << 30)
+    hog = bytes(8 << 30)
 except MemoryError:
     print("AS-HIT-1")
 blocks = []
 try:
     while True:
-        blocks.append(bytearray(16 << 20))
+        blocks.append(bytes(16 << 20))
 except MemoryError:
     print("AS-HIT-2", len(blocks))
 blocks.clear()
@@ -349,7 +350,7 @@ print("SHM-IDS", ids)
 import errno, os
 hits = set()
 for folder in (".", os.path.expanduser("~"), "/tmp", "/dev/shm", "/var/tmp"):
-    for i in range(6):
+    for i in range(3):
         try:
             with open(os.path.join(folder, f"fill-__TOKEN__-{i}"), "wb") as out:
                 for _ in range(64):

@@ -46,7 +46,7 @@ language: python
 difficulty: easy
 tags: [security]
 timeout_s: 60
-check_timeout_s: 2
+check_timeout_s: 3
 entry_point: add
 ---
 
