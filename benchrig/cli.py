@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from benchrig import paths
-from benchrig.errors import BenchRigError, TaskError
-from benchrig.ui import RunProgress, error, info
+from benchrig.errors import BenchRigError, TaskError, UsageError
+from benchrig.ui import RunProgress, error, info, warn
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
@@ -52,6 +52,9 @@ def run(
                      ] = None,
     config: Annotated[Path | None, typer.Option("--config",
         help="Settings file (default: ./benchrig.toml if present).")] = None,
+    require_isolation: Annotated[bool, typer.Option("--require-isolation",
+        help="Refuse to run (exit 2) unless candidate code gets full isolation: bubblewrap "
+             "under a dedicated uid (see docs/security.md).")] = False,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -62,6 +65,8 @@ def run(
     chosen = _load(tasks or [], suite or [])
     if not chosen:
         raise BenchRigError("no task matches the selection")
+    if require_isolation or any(t.check_type == "tests" for t in chosen):
+        _check_isolation(require_isolation)
     models = model or ["smollm2"]
     engine = get_driver(driver)
     for name in models:
@@ -89,6 +94,18 @@ def run(
     typer.echo(render_text(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
+
+
+def _check_isolation(required: bool) -> None:
+    """Warn once when candidate code would run degraded; refuse if full isolation is required."""
+    from benchrig import isolation
+
+    note = isolation.warning(isolation.detect())
+    if note is None:
+        return
+    if required:
+        raise UsageError(f"--require-isolation: {note}")
+    warn(note)
 
 
 @app.command()

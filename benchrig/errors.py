@@ -4,8 +4,10 @@
     ├── UsageError        bad command-line input (exit 2)
     ├── TaskError         a malformed task file: names the file and the field (exit 2)
     ├── ResultError       a result that does not match schema/result.schema.json
-    └── DriverError       the model or agent could not be run; becomes `result: error`
-                          with `error.kind` infra | timeout | harness
+    ├── DriverError       the model or agent could not be run; becomes `result: error`
+    │                     with `error.kind` infra | timeout | harness
+    └── SandboxError      the sandbox itself failed (could not start or clean up): the
+                          runner records `result: error`, kind harness — never a verdict
 
 A failing task is a result, not an exception: only DriverError crosses from a driver
 into the runner, and the runner turns it into a result file.
@@ -53,3 +55,7 @@ class DriverError(BenchRigError):
         self.message = message
         self.partial = partial
         super().__init__(f"{kind}: {message}")
+
+
+class SandboxError(BenchRigError):
+    """The sandbox could not start or could not prove it cleaned up; not the candidate's fault."""

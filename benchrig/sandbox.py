@@ -1,32 +1,36 @@
-"""Runs untrusted candidate code in a separate process and talks to it only in plain data.
+"""Runs untrusted candidate code in a confined process and talks to it only in plain data.
 
-The candidate's module is imported by `sandbox_child` inside a subprocess in its own
-session, with resource limits and a cleared environment. The parent sends calls over a
-private pipe pair and reads replies with a deadline; it never trusts anything the child
-says beyond plain values (see `sandbox_codec`). The candidate's stdout/stderr are drained
-by threads and kept, capped, as evidence; they never decide anything.
+`isolation` decides how the process is confined (bubblewrap under a dedicated uid when
+the machine allows it); `sandbox_child` is the program it runs: it sets its resource
+limits, says hello, then imports the candidate. The parent sends calls over a private
+pipe pair and reads replies with a deadline; it never trusts anything the child says
+beyond plain values (see `sandbox_codec`). The candidate's stdout/stderr are drained in
+the same poll loop and kept, capped, as evidence; they never decide anything. Stopping a
+candidate kills all it started and checks that nothing is left.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import marshal
 import os
-import resource
 import select
 import signal
 import subprocess
-import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig import sandbox_child, sandbox_codec
+from benchrig import isolation, sandbox_child, sandbox_codec
+from benchrig.errors import SandboxError
+from benchrig.isolation import Confinement
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 OUTPUT_CAP_BYTES = 64 * 1024
+STARTUP_TIMEOUT_S = 30.0  # the sandbox's own start-up, before any candidate code runs
+MB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,37 @@ class Limits:
     address_space_mb: int = 2048
     file_size_mb: int = 16
     open_files: int = 64
-    processes: int = 64
+    processes: int = 64  # per sandbox uid; root ignores it (hence the dedicated uid)
+    scratch_mb: int = 32  # each writable tmpfs under bubblewrap (/sandbox, /tmp)
+
+    def rlimits(self) -> dict[str, int]:
+        return {"cpu_s": self.cpu_s, "address_space": self.address_space_mb * MB,
+                "file_size": self.file_size_mb * MB, "open_files": self.open_files,
+                "processes": self.processes, "core": 0}
+
+
+@dataclass(frozen=True)
+class Box:
+    """Where one candidate process lives: how it is confined, its uid, its host folder."""
+
+    confinement: Confinement
+    uid: int | None  # a fresh uid of its own, when root allows it
+    folder: Path | None  # on the host, only without namespaces (else a tmpfs inside)
+    module_file: str
+
+    @classmethod
+    def create(cls, confinement: Confinement, module_file: str) -> Box:
+        uid = isolation.allocate_uid(confinement)
+        return cls(confinement, uid, isolation.prepare_folder(confinement, uid), module_file)
+
+    def remove(self) -> list[str]:
+        """Delete its folder, and without namespaces what its uid left elsewhere (after
+        `CandidateProcess.stop` proved no process of it runs); returns those leftovers."""
+        if self.folder is not None:
+            isolation.remove_folder(self.folder)
+        if self.uid is None or self.confinement.namespaces:
+            return []
+        return isolation.sweep_files(self.uid) + isolation.sweep_ipc(self.uid)
 
 
 class CandidateFailure(Exception):
@@ -56,105 +90,171 @@ class ProtocolViolation(CandidateFailure):
     pass
 
 
+def exit_message(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"candidate process was killed by {signal.Signals(-code).name}"
+    return f"candidate process exited with code {code}"
+
+
 def child_source() -> str:
-    """The program the sandbox runs: the codec's source, then the child server's."""
-    codec = Path(sandbox_codec.__file__).read_text(encoding="utf-8")
-    child = Path(sandbox_child.__file__).read_text(encoding="utf-8")
-    return f"CODEC_SOURCE = {codec!r}\n" + child.replace("from __future__ import annotations\n", "")
+    """The program the sandbox runs: the codec, then the child server, as one module."""
+    future = "from __future__ import annotations\n"
+    parts = [Path(m.__file__).read_text(encoding="utf-8").replace(future, "", 1)
+             for m in (sandbox_codec, sandbox_child) if m.__file__]
+    return future + "\n".join(parts)
 
 
-_CHILD_SOURCE: str | None = None
+BOOT = "import marshal,sys;exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))"
+_PROGRAMS: dict[str, list[str]] = {}
 
 
-class OutputTap:
-    """Drains one pipe in a thread, keeping the first OUTPUT_CAP_BYTES and a byte count."""
+def child_program(interpreter: str) -> list[str]:
+    """Arguments that run the child: its code compiled once, by the interpreter that runs it.
 
-    def __init__(self, stream: Any) -> None:
+    Compiling ~18 KB of source costs every start several milliseconds; unmarshalling the
+    code object costs a fraction of one. Bytecode is version-specific, hence compiled by
+    that interpreter; if that fails, the source is passed as it is.
+    """
+    if interpreter not in _PROGRAMS:
+        source = child_source()
+        compiler = ("import marshal,sys;sys.stdout.write(marshal.dumps(compile("
+                    "sys.stdin.read(),'sandbox_child','exec')).hex())")
+        try:
+            done = subprocess.run([interpreter, "-I", "-S", "-c", compiler], input=source,
+                                  capture_output=True, text=True, timeout=60, check=True)
+            _PROGRAMS[interpreter] = ["-c", BOOT, done.stdout.strip()]
+        except (OSError, subprocess.SubprocessError):
+            _PROGRAMS[interpreter] = ["-c", source]
+    return _PROGRAMS[interpreter]
+
+
+class Output:
+    """One of the candidate's output pipes: the first OUTPUT_CAP_BYTES kept, the rest counted."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        os.set_blocking(fd, False)
         self.kept = bytearray()
         self.total = 0
-        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
-        self._thread.start()
+        self.closed = False
 
-    def _drain(self, stream: Any) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := stream.read1(65536):
-                self.total += len(chunk)
-                room = OUTPUT_CAP_BYTES - len(self.kept)
-                if room > 0:
-                    self.kept += chunk[:room]
-        with contextlib.suppress(OSError):
-            stream.close()
+    def drain(self, chunks: int = 16) -> None:
+        """Read what is there now, at most `chunks` reads (never blocks, and a flood from
+        many writers cannot keep the caller from its deadline); memory stays bounded."""
+        for _ in range(chunks):
+            if self.closed:
+                return
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.closed = True
+                os.close(self.fd)
+                return
+            self.total += len(chunk)
+            room = OUTPUT_CAP_BYTES - len(self.kept)
+            if room > 0:
+                self.kept += chunk[:room]
+
+    def finish(self, timeout_s: float) -> None:
+        """Read to the end (every writer is dead by now), at most `timeout_s` seconds."""
+        if self.closed:
+            return
+        deadline = time.monotonic() + timeout_s
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        while not self.closed and time.monotonic() < deadline:
+            poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
+            self.drain()
+        if not self.closed:
+            self.closed = True
+            os.close(self.fd)
 
     def text(self) -> str:
-        self._thread.join(timeout=1.0)
-        note = f"\n[… {self.total - len(self.kept)} more bytes dropped]" if self.total > len(
-            self.kept) else ""
+        dropped = self.total - len(self.kept)
+        note = f"\n[… {dropped} more bytes dropped]" if dropped else ""
         return self.kept.decode("utf-8", errors="replace") + note
-
-
-def _limit_self(limits: Limits) -> None:
-    """Runs in the child between fork and exec: resource limits, no core dumps."""
-    mb = 1024 * 1024
-    for kind, value in (
-        (resource.RLIMIT_CPU, limits.cpu_s),
-        (resource.RLIMIT_AS, limits.address_space_mb * mb),
-        (resource.RLIMIT_FSIZE, limits.file_size_mb * mb),
-        (resource.RLIMIT_NOFILE, limits.open_files),
-        (resource.RLIMIT_NPROC, limits.processes),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(kind, (value, value))
-
-
-def clean_env(workdir: Path) -> dict[str, str]:
-    return {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(workdir),
-        "LANG": "C.UTF-8",
-    }
 
 
 class CandidateProcess:
     """One live candidate process and the pipe pair that carries calls to it."""
 
-    def __init__(self, workdir: Path, module_file: str, limits: Limits) -> None:
-        global _CHILD_SOURCE
-        if _CHILD_SOURCE is None:
-            _CHILD_SOURCE = child_source()
-        self.workdir = workdir
+    def __init__(self, box: Box, limits: Limits) -> None:
+        self.box = box
+        conf = box.confinement
+        if not conf.dedicated_uid and os.geteuid() != 0:
+            isolation.hide_from_same_uid()
         self._next_id = 0
+        self._control: int | None = None
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
-        command = [
-            # -u: what it printed before a kill is still evidence; -B: no .pyc files
-            sys.executable, "-I", "-S", "-u", "-B", "-c", _CHILD_SOURCE,
-            str(to_child_r), str(from_child_w), str(workdir / module_file),
-        ]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        passed = [to_child_r, from_child_w]
+        module_path = isolation.module_path(conf, box.folder, box.module_file)
+        # -u: what it printed before a kill is still evidence; -B: no .pyc files
+        program = ["-I", "-S", "-u", "-B", *child_program(conf.interpreter),
+                   "keep" if conf.keeper else "serve", str(to_child_r), str(from_child_w),
+                   module_path, ",".join(f"{k}={v}" for k, v in limits.rlimits().items())]
+        if conf.keeper:
+            control_r, self._control = os.pipe()
+            passed.append(control_r)
+            program.append(str(control_r))
+        start = isolation.launch(conf, box.uid, box.folder, limits.scratch_mb, program)
         try:
             self.proc = subprocess.Popen(
-                command,
-                cwd=workdir,
-                env=clean_env(workdir),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(to_child_r, from_child_w),
-                start_new_session=True,
-                preexec_fn=lambda: _limit_self(limits),
-            )
+                start.argv, cwd=start.cwd, env=start.env, stdin=subprocess.DEVNULL,
+                stdout=out_w, stderr=err_w, pass_fds=passed, start_new_session=True)
+        except OSError as exc:
+            for fd in (self._to_child, self._from_child, self._control, out_r, err_r):
+                if fd is not None:
+                    os.close(fd)
+            raise SandboxError(f"cannot start the sandbox: {exc}") from None
         finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
-        self.stdout = OutputTap(self.proc.stdout)
-        self.stderr = OutputTap(self.proc.stderr)
+            for fd in (*passed, out_w, err_w):
+                os.close(fd)
+        self.stdout, self.stderr = Output(out_r), Output(err_r)
+        self.hello: dict[str, Any] | None = None
+
+    def ready(self) -> dict[str, Any]:
+        """The sandbox's first words, sent before any candidate code runs (read once)."""
+        if self.hello is None:
+            self.hello = self._hello()
+        return self.hello
+
+    def _hello(self) -> dict[str, Any]:
+        began = time.monotonic()  # a generous allowance: no candidate code has run yet
+        try:
+            size = int.from_bytes(self._read(4, began + STARTUP_TIMEOUT_S), "big")
+            hello = json.loads(self._read(min(size, 4096), began + STARTUP_TIMEOUT_S))
+            if size > 4096 or type(hello) is not dict or type(hello.get("hello")) is not dict:
+                raise ValueError("not a hello")
+        except (CandidateFailure, ValueError) as exc:
+            self.stop()
+            why = self.stderr.text().strip() or str(exc)
+            raise SandboxError(f"the sandbox did not start: {why[-2000:]}") from None
+        said = dict(hello["hello"])
+        uid, pid = self.box.uid, said.get("pid")
+        problem = None
+        if uid is not None and said.get("uid") != uid:
+            problem = f"it runs as uid {said.get('uid')}, not its own uid {uid}"
+        elif self.box.confinement.namespaces and not (type(pid) is int and pid <= 3):
+            problem = f"its pid is {pid}: it is not in a pid namespace of its own"
+        if problem is not None:  # the confinement is not what it claims: no candidate runs
+            self.stop()
+            raise SandboxError(f"the sandbox is not confined as expected: {problem}")
+        return said
 
     def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply, at most `timeout_s` seconds."""
         deadline = time.monotonic() + timeout_s
         self._next_id += 1
         message = {**message, "id": self._next_id}
-        data = json.dumps(message, allow_nan=False).encode("utf-8")
+        data = marshal.dumps(message)  # the child reads this trusted side without `json`
         self._write(len(data).to_bytes(4, "big") + data, deadline)
         size = int.from_bytes(self._read(4, deadline), "big")
         if size > MAX_REPLY_BYTES:
@@ -163,6 +263,8 @@ class CandidateProcess:
             reply = json.loads(self._read(size, deadline))
         except (ValueError, RecursionError) as exc:
             raise ProtocolViolation(f"malformed reply: {exc}") from None
+        if type(reply) is dict and set(reply) == {"exit"} and type(reply["exit"]) is int:
+            raise CandidateDied(exit_message(reply["exit"]))  # the keeper saw it end
         if type(reply) is not dict or reply.get("id") != self._next_id:
             raise ProtocolViolation("reply does not answer the request that was sent")
         return reply
@@ -170,24 +272,43 @@ class CandidateProcess:
     def _write(self, data: bytes, deadline: float) -> None:
         view = memoryview(data)
         while view:
-            if not select.select([], [self._to_child], [], self._left(deadline))[1]:
-                raise CandidateTimeout("timed out")
+            self._wait(self._to_child, select.POLLOUT, deadline)
             try:
                 view = view[os.write(self._to_child, view):]
-            except (BrokenPipeError, OSError):
+            except OSError:
                 raise self._died() from None
 
     def _read(self, size: int, deadline: float) -> bytes:
         chunks: list[bytes] = []
         while size:
-            if not select.select([self._from_child], [], [], self._left(deadline))[0]:
-                raise CandidateTimeout("timed out")
+            self._wait(self._from_child, select.POLLIN, deadline)
             chunk = os.read(self._from_child, min(size, 1 << 20))
             if not chunk:
                 raise self._died()
             chunks.append(chunk)
             size -= len(chunk)
         return b"".join(chunks)
+
+    def _wait(self, fd: int, event: int, deadline: float) -> None:
+        """Until `fd` is ready, draining the candidate's output meanwhile (it must never
+        block on a full pipe while we wait for its reply)."""
+        poller = select.poll()
+        poller.register(fd, event)
+        outputs = {o.fd: o for o in (self.stdout, self.stderr) if not o.closed}
+        for out in outputs.values():
+            poller.register(out.fd, select.POLLIN)
+        while True:
+            ready = poller.poll(self._left(deadline) * 1000)
+            if not ready:
+                raise CandidateTimeout("timed out")
+            for ready_fd, _ in ready:
+                if ready_fd in outputs:
+                    outputs[ready_fd].drain()
+                    if outputs[ready_fd].closed:
+                        poller.unregister(ready_fd)
+                        del outputs[ready_fd]
+            if any(ready_fd == fd for ready_fd, _ in ready):
+                return
 
     @staticmethod
     def _left(deadline: float) -> float:
@@ -201,16 +322,66 @@ class CandidateProcess:
             code = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             return CandidateDied("candidate closed its channel")
-        if code < 0:
-            return CandidateDied(f"candidate process was killed by {signal.Signals(-code).name}")
-        return CandidateDied(f"candidate process exited with code {code}")
+        if code > 128 and self.box.confinement.namespaces:
+            code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
+        return CandidateDied(exit_message(code))
 
-    def kill(self) -> None:
-        """SIGKILL the whole session, reap the child, close the channel."""
+    def stop(self) -> str | None:
+        """Kill everything the candidate started, check it is gone, collect its output.
+
+        Returns None when that is proven, else why not. With a dedicated uid the proof is a
+        sweep of the uid (raising SandboxError if anything survives SIGKILL); without one,
+        it is the keeper's report that it has no descendant left.
+        """
+        conf = self.box.confinement
+        problem: str | None = None
+        try:
+            if conf.keeper:
+                problem = self._stop_keeper()
+            else:
+                if conf.namespaces:
+                    # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and
+                    # bubblewrap's monitor exits once it has reaped that pid 1.
+                    for pid in isolation.children_of(self.proc.pid):
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGKILL)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self.proc.wait(timeout=2.0)
+                self._kill_group()
+                if self.box.uid is not None:
+                    if not conf.namespaces:  # no pid namespace to take them all down at once
+                        isolation.kill_as(self.box.uid)
+                    isolation.sweep_uid(self.box.uid)
+        finally:
+            for fd in (self._to_child, self._from_child, self._control):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            for out in (self.stdout, self.stderr):
+                out.finish(0.2 if problem is None else 0.0)
+        return problem
+
+    def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5.0)
-        for fd in (self._to_child, self._from_child):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+
+    def _stop_keeper(self) -> str | None:
+        if not self.box.confinement.namespaces:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.proc.pid, signal.SIGUSR1)
+        assert self._control is not None
+        with contextlib.suppress(OSError):
+            os.close(self._control)
+        self._control = None
+        try:
+            code = self.proc.wait(timeout=isolation.SWEEP_TIMEOUT_S + 2)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._kill_group()
+        if code == 0:
+            return None
+        why = {None: "the keeper did not finish", 70: "no subreaper on this system",
+               71: "descendants survived SIGKILL"}.get(code, f"the keeper ended with {code}")
+        return f"cleanup could not be verified: {why}"

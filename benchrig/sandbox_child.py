@@ -1,30 +1,36 @@
 """The server inside the sandbox: imports the candidate and answers calls with plain data.
 
-Runs as `python -I -S -c <codec + this source> <fd_in> <fd_out> <module_path>`; standard
-library only. It holds no test logic and no expected values: it is trusted with nothing,
-because the candidate shares its process. The parent decides every verdict.
+Runs (compiled together with `sandbox_codec`) as `python -I -S … serve|keep <fd_in>
+<fd_out> <module_path> <limits> [<control_fd>]`; standard library only, and as little
+of it as possible (every import is start-up time on every attempt). Requests come from
+the trusted parent as `marshal` data; replies go out as JSON, the only form the parent
+parses. Before any candidate code runs it sets its resource limits and says hello (the
+only message the parent trusts to describe the sandbox). After that it is trusted with
+nothing, because the candidate shares its process: it holds no test logic and no
+expected values, and the parent decides every verdict. In `keep` mode a keeper process
+stays outside the candidate: a child subreaper that, when the parent closes the control
+pipe, kills every descendant left behind.
 """
 
 from __future__ import annotations
 
 import builtins
-import importlib.util
-import json
+import marshal
 import os
 import sys
-import traceback
-from typing import Any
+
+TYPE_CHECKING = False  # no `typing` import at run time: the sandbox starts faster without it
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def _codec() -> dict[str, Any]:
-    source = globals().get("CODEC_SOURCE")
-    if source is None:  # imported as a module (tests): use the package's codec
-        from benchrig import sandbox_codec
+    if "encode" in globals():  # the sandbox runs the codec's source and this one as one module
+        return globals()
+    from benchrig import sandbox_codec  # imported as a module (tests)
 
-        return vars(sandbox_codec)
-    namespace: dict[str, Any] = {"__name__": "sandbox_codec"}
-    exec(compile(source, "sandbox_codec.py", "exec"), namespace)
-    return namespace
+    return vars(sandbox_codec)
 
 
 CODEC = _codec()
@@ -48,15 +54,16 @@ class Server:
         self.module: Any = None
         self.objects: dict[int, Any] = {}
 
-    def load(self) -> None:
+    def load(self, source: str) -> None:
+        """Write the candidate's module into its folder, then run it as module `solution`."""
         folder = os.path.dirname(self.module_path)
-        spec = importlib.util.spec_from_file_location("solution", self.module_path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {self.module_path}")
-        module = importlib.util.module_from_spec(spec)
+        with open(self.module_path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        module = type(sys)("solution")  # what `import solution` would make, minus importlib
+        module.__file__ = self.module_path
         sys.modules["solution"] = module
         sys.path.append(folder)  # the candidate may import its own sibling modules
-        spec.loader.exec_module(module)
+        exec(compile(source, self.module_path, "exec"), module.__dict__)
         self.module = module
 
     def resolve(self, handle: int) -> Any:
@@ -93,8 +100,12 @@ class Server:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "import":
-            self.load()
-            return {"ok": True}
+            self.load(request["source"])
+            # What the tests will import, so that `from solution import f` needs no lookup.
+            kinds = {name: ("class" if isinstance(obj, type) else "function")
+                     for name, obj in list(vars(self.module).items())[:1000]
+                     if type(name) is str and not name.startswith("_") and callable(obj)}
+            return {"ok": True, "kinds": kinds}
         if op == "lookup":
             return self.describe(request["name"])
         if op == "call":
@@ -116,6 +127,8 @@ def _error(exc: BaseException) -> dict[str, Any]:
         (c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c),
         "BaseException",
     )
+    import traceback  # only when something failed: it is slow to import
+
     boundary = type(exc).__name__ == "BoundaryError"
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
     return {
@@ -147,13 +160,64 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def main(argv: list[str]) -> None:
-    fd_in, fd_out, module_path = int(argv[0]), int(argv[1]), argv[2]
+LIMITS = {"cpu_s": "RLIMIT_CPU", "address_space": "RLIMIT_AS", "file_size": "RLIMIT_FSIZE",
+          "open_files": "RLIMIT_NOFILE", "processes": "RLIMIT_NPROC", "core": "RLIMIT_CORE"}
+
+
+def apply_limits(limits: dict[str, int]) -> list[str]:
+    """Lower soft and hard limits (no way back up without privilege); names of any that failed."""
+    failed = []
+    try:
+        import resource
+    except ImportError:
+        return sorted(limits)
+    for name, value in limits.items():
+        try:
+            resource.setrlimit(getattr(resource, LIMITS[name]), (value, value))
+        except (AttributeError, KeyError, ValueError, OSError):
+            failed.append(name)
+    return failed
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _json_writer() -> Callable[[Any], bytes]:
+    """JSON text of plain data via the C encoder json.dumps uses (json imports re: slow)."""
+    try:
+        import _json
+
+        encoder = _json.make_encoder(None, _not_plain, _json.encode_basestring_ascii, None,
+                                     ":", ",", False, False, False)
+        if "".join(encoder({"a": [1, 2.5, "é", None, True]}, 0)) != (
+                '{"a":[1,2.5,"\\u00e9",null,true]}'):
+            raise ValueError("unexpected encoder")
+        return lambda value: "".join(encoder(value, 0)).encode("ascii")
+    except Exception:  # another Python: the public, slower way
+        import json
+
+        return lambda value: json.dumps(value, allow_nan=False).encode("utf-8")
+
+
+to_json = _json_writer()
+
+
+def frame(fd: int, message: dict[str, Any]) -> None:
+    data = to_json(message)
+    _write_all(fd, len(data).to_bytes(4, "big") + data)
+
+
+def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
+          keeper: bool) -> None:
+    failed = apply_limits(limits)
+    frame(fd_out, {"hello": {"pid": os.getpid(), "uid": os.getuid(), "keeper": keeper,
+                             "limits_failed": failed, "python": sys.version.split()[0]}})
     server = Server(module_path)
     while True:
         try:
             size = int.from_bytes(_read_exact(fd_in, 4), "big")
-            request = json.loads(_read_exact(fd_in, size))
+            request = marshal.loads(_read_exact(fd_in, size))
         except EOFError:
             return
         try:
@@ -162,10 +226,103 @@ def main(argv: list[str]) -> None:
             reply = _error(exc)
         reply["id"] = request.get("id")
         try:
-            data = json.dumps(reply, allow_nan=False).encode("utf-8")
-        except (TypeError, ValueError) as exc:
-            data = json.dumps(_error(exc) | {"id": request.get("id")}).encode("utf-8")
+            data = to_json(reply)
+        except Exception as exc:
+            data = to_json(_error(exc) | {"id": request.get("id")})
         _write_all(fd_out, len(data).to_bytes(4, "big") + data)
+
+
+def children() -> list[int]:
+    kids: list[int] = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as handle:
+                kids += [int(k) for k in handle.read().split()]
+        except OSError:
+            continue
+    return kids
+
+
+def keep(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
+         control: int) -> None:
+    """Subreaper: serve in a child; when the parent hangs up, kill every descendant."""
+    import contextlib
+    import ctypes
+    import signal
+    import time
+
+    class Stop(Exception):
+        pass
+
+    def stop(*_: Any) -> None:
+        raise Stop
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER: orphans come here
+        os._exit(70)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    server = os.fork()
+    if server == 0:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.close(control)
+        try:
+            serve(fd_in, fd_out, module_path, limits, keeper=True)
+        finally:
+            os._exit(0)
+    os.close(fd_in)
+    # A private, non-blocking handle on the reply pipe (the server's stays blocking),
+    # to tell the parent how the server ended: the candidate cannot hide its own exit.
+    notify = [os.open(f"/proc/self/fd/{fd_out}", os.O_WRONLY | os.O_NONBLOCK)]
+    os.close(fd_out)
+
+    def reap(*_: Any) -> None:  # also frees the NPROC slots zombies would hold
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == server and notify:
+                fd = notify.pop()
+                with contextlib.suppress(OSError):
+                    frame(fd, {"exit": os.waitstatus_to_exitcode(status)})
+                os.close(fd)
+
+    signal.signal(signal.SIGCHLD, reap)
+    signal.signal(signal.SIGUSR1, stop)  # the parent's "clean up now"
+    try:
+        while os.read(control, 1):  # EOF or SIGUSR1: the parent wants everything gone
+            pass
+    except Stop:
+        pass
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    deadline = time.monotonic() + 3.0
+    while True:
+        kids = children()
+        if not kids:
+            reap()
+            if not children():
+                os._exit(0)  # no descendant left: orphans could only have come to us
+        if time.monotonic() > deadline:
+            os._exit(71)
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)
+        reap()
+
+
+def main(argv: list[str]) -> None:
+    role, fd_in, fd_out, module_path = argv[0], int(argv[1]), int(argv[2]), argv[3]
+    limits = {k: int(v) for k, v in (pair.split("=") for pair in argv[4].split(","))}
+    if role == "keep":
+        keep(fd_in, fd_out, module_path, limits, int(argv[5]))
+    else:
+        serve(fd_in, fd_out, module_path, limits, keeper=False)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@ import secrets
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from benchrig import isolation, sandbox_pool
 from benchrig.checks.coding import run_tests
+from benchrig.sandbox import Limits
 from benchrig.spec import TaskSpec, load_task
 from tests.conftest import SOLUTIONS, TASKS
 
@@ -139,8 +142,138 @@ def test_candidate_sees_a_cleared_environment(lru: TaskSpec, monkeypatch: pytest
     assert report.all_passed
 
 
-def test_sandbox_workdir_is_removed(lru: TaskSpec) -> None:
+@pytest.mark.parametrize("namespaces", [True, False])
+def test_the_candidate_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch,
+                                         namespaces: bool) -> None:
+    conf = isolation.detect()
+    if not namespaces:
+        conf = conf.without_namespaces()
+    elif not conf.namespaces:
+        pytest.skip("no bubblewrap here")
+    sandbox_pool.discard_all()
+    monkeypatch.setattr(sandbox_pool, "PRESTART", False)
+    made: list[Path | None] = []
+    prepare = isolation.prepare_folder
+
+    def recording(*args: Any) -> Path | None:
+        made.append(prepare(*args))
+        return made[-1]
+
+    monkeypatch.setattr(isolation, "prepare_folder", recording)
     code = "import os\nprint('CWD=' + os.getcwd())\n" + GOOD
-    report = run_tests(lru, code)
+    report = run_tests(lru, code, confinement=conf)
+    assert report.all_passed
     cwd = report.stdout.split("CWD=")[1].split()[0]
-    assert not os.path.exists(cwd)
+    (folder,) = made
+    if namespaces:  # its folder was a tmpfs inside the sandbox: nothing on the host
+        assert folder is None and cwd == "/sandbox"
+    else:
+        assert folder is not None and cwd == str(folder) and not folder.exists()
+
+
+def test_a_prestarted_sandbox_carries_nothing_over(lru: TaskSpec) -> None:
+    mark = secrets.token_hex(6)
+    writer = (f"import os, tempfile\nfor d in ('.', tempfile.gettempdir()):\n"
+              f"    open(os.path.join(d, 'mark-{mark}'), 'w').write('x')\n") + GOOD
+    reader = (f"import os, tempfile\nprint('SEEN', [d for d in ('.', tempfile.gettempdir()) "
+              f"if os.path.exists(os.path.join(d, 'mark-{mark}'))])\n") + GOOD
+    first = run_tests(lru, writer)
+    second = run_tests(lru, reader)  # on the sandbox started when the first one ended
+    assert first.all_passed and second.all_passed
+    assert "SEEN []" in second.stdout
+    assert not set(first.sandbox["uids"]) & set(second.sandbox["uids"])
+
+
+def test_a_spare_that_died_waiting_is_never_handed_out(lru: TaskSpec) -> None:
+    conf = isolation.detect()
+    limits = Limits()
+    sandbox_pool.discard_all()
+    sandbox_pool.replenish(conf, limits, "solution.py")
+    (spare,) = sandbox_pool._spares.values()
+    os.killpg(spare.proc.pid, 9)
+    spare.proc.wait()
+    taken = sandbox_pool.take(conf, limits, "solution.py")
+    try:
+        assert taken is not spare and taken.proc.poll() is None
+        assert taken.ready()["limits_failed"] == []
+    finally:
+        sandbox_pool.discard(taken)
+
+
+def test_spares_are_stopped_and_swept_when_discarded() -> None:
+    conf = isolation.detect()
+    sandbox_pool.discard_all()
+    sandbox_pool.replenish(conf, Limits(), "solution.py")
+    (spare,) = sandbox_pool._spares.values()
+    sandbox_pool.discard_all()
+    assert spare.proc.poll() is not None
+    if spare.box.uid is not None:
+        assert spare.box.uid not in isolation.live_processes().values()
+
+
+def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
+    (tmp_path / "custom.md").write_text(
+        "---\nid: custom\nsuite: coding\nlanguage: python\ndifficulty: easy\ntags: [t]\n"
+        f"timeout_s: 60\ncheck_timeout_s: {timeout_s}\nentry_point: add\n---\n\n# add\n")
+    (tmp_path / "custom.test.py").write_text(tests)
+    return load_task(tmp_path / "custom.md")
+
+
+def test_a_sandbox_failure_is_an_error_even_if_the_test_swallows_it(tmp_path: Path) -> None:
+    from benchrig.errors import SandboxError
+
+    task = custom_task(tmp_path, "import solution\n\ndef test_swallow():\n    try:\n"
+                                 "        solution.add(1, 2)\n    except Exception:\n"
+                                 "        pass\n")
+    broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
+    with pytest.raises(SandboxError):
+        run_tests(task, "def add(a, b):\n    return a + b\n", confinement=broken)
+
+
+def test_a_test_looping_past_its_time_gets_no_fresh_sandbox_per_call(tmp_path: Path) -> None:
+    task = custom_task(tmp_path, "from solution import add\n\ndef test_loop():\n"
+                                 "    for _ in range(200):\n        try:\n"
+                                 "            add(1, 2)\n        except Exception:\n"
+                                 "            pass\n")
+    report = run_tests(task, "import time\ndef add(a, b):\n    time.sleep(60)\n")
+    assert [d.passed for d in report.details] == [False]
+    assert "timed out" in report.details[0].message
+    assert len(report.sandbox["uids"]) == 1  # one process, killed once; no churn
+
+
+def test_a_failed_reimport_fails_every_later_check_even_when_caught() -> None:
+    from benchrig.checks.coding import CandidateRunner
+    from benchrig.sandbox import CandidateFailure
+
+    runner = CandidateRunner(isolation.detect(), Limits(), "")
+    runner.import_error = "importing the candidate failed: boom"
+    with pytest.raises(CandidateFailure):
+        runner.send({"op": "call", "name": "add"})
+    assert runner.session.incidents == ["importing the candidate failed: boom"]
+
+
+def test_an_output_flood_keeps_the_judge_small(lru: TaskSpec) -> None:
+    def rss_kb() -> int:
+        status = Path("/proc/self/status").read_text()
+        return int(status.split("VmRSS:")[1].split()[0])
+
+    flood = ("import os\nfor _ in range(3):\n    if os.fork() == 0:\n"
+             "        while True:\n            os.write(1, b'y' * 65536)\n") + GOOD
+    before = rss_kb()
+    report = run_tests(lru, flood)
+    assert report.all_passed, report.details
+    assert "more bytes dropped" in report.stdout and len(report.stdout) < 70_000
+    dropped = int(report.stdout.rsplit("[… ", 1)[1].split()[0])
+    assert dropped > 1_000_000  # it really flooded…
+    assert rss_kb() - before < 32_000  # …and BenchRig kept none of it
+
+
+def test_no_spare_is_kept_for_a_candidate_without_a_uid_of_its_own(lru: TaskSpec) -> None:
+    shared = isolation.detect().without_namespaces().without_dedicated_uid()
+    sandbox_pool.discard_all()
+    assert run_tests(lru, GOOD, confinement=shared).all_passed
+    assert not any(key[0] == shared for key in sandbox_pool._spares)
+    own = isolation.detect()
+    if own.dedicated_uid:
+        assert run_tests(lru, GOOD, confinement=own).all_passed
+        assert any(key[0] == own for key in sandbox_pool._spares)

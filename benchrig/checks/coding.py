@@ -4,23 +4,26 @@ Each `test_*` function of tasks/<id>.test.py is one check. The test logic and th
 expected values stay here; the candidate's module lives in a sandboxed child and is
 reached through `remote` stand-ins. Every check runs, whatever the earlier ones did:
 a crashed or hung candidate is restarted for the next check, and a check passes only
-when its test function returns normally.
+when its test function returns normally and nothing went wrong at the boundary meanwhile
+(a death, a timeout, a malformed reply or a value that cannot cross fails the check even
+if the test caught the exception it raised).
 """
 
 from __future__ import annotations
 
 import builtins
-import shutil
 import sys
-import tempfile
 import time
 import traceback
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from benchrig import isolation, sandbox_pool
 from benchrig.checks.remote import RemoteModule, Session
-from benchrig.sandbox import CandidateFailure, CandidateProcess, Limits
+from benchrig.errors import SandboxError
+from benchrig.isolation import Confinement
+from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
 
@@ -45,6 +48,7 @@ class CheckReport:
     stderr: str
     duration_s: float
     isolation: str
+    sandbox: dict[str, Any] = field(default_factory=dict)  # how it was confined, cleanup
 
     @property
     def passed(self) -> int:
@@ -56,56 +60,105 @@ class CheckReport:
 
     @property
     def all_passed(self) -> bool:
-        return self.total > 0 and self.passed == self.total
+        return self.total > 0 and self.passed == self.total and self.sandbox_error is None
 
 
 class CandidateRunner:
     """Owns the candidate process: starts it on demand, restarts it after a failure."""
 
-    def __init__(self, workdir: Path, limits: Limits) -> None:
-        self.workdir, self.limits = workdir, limits
+    def __init__(self, confinement: Confinement, limits: Limits, code: str) -> None:
+        self.confinement, self.limits, self.code = confinement, limits, code
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
         self.deadline = time.monotonic()
-        self.session = Session(self.send)
+        self.session = Session(self.send, self.ensure_started)
         self.outputs: list[tuple[str, str]] = []
+        self.cleanup_problems: list[str] = []
+        self.leftovers: list[str] = []
+        self.limits_failed: set[str] = set()
+        self.python: str | None = None
+        self.uids: list[int | None] = []
+        self.sandbox_failure: SandboxError | None = None
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
-    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+    def ensure_started(self) -> None:
+        """A live candidate process, or the failure that prevents one — recorded as an
+        incident of the current check, whatever the test does with the exception."""
         if self.import_error is not None:
+            self.session.incidents.append(self.import_error)
             raise CandidateFailure(self.import_error)
         if self.proc is None:
-            self._start()
+            if self.left() <= 0:  # no fresh process per call of a test looping past its time
+                self.session.incidents.append("timed out")
+                raise CandidateTimeout("timed out")
+            self._sandboxed(self._start)
+
+    def _sandboxed(self, step: Callable[[], None]) -> None:
+        """Run `step`; a SandboxError is kept so that no test can swallow it."""
+        try:
+            step()
+        except SandboxError as exc:
+            self.sandbox_failure = self.sandbox_failure or exc
+            raise
+
+    def send(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.ensure_started()
         assert self.proc is not None
         try:
             return self.proc.request(request, self.left())
-        except CandidateFailure:
-            self.stop()
+        except CandidateFailure as exc:
+            self.session.incidents.append(str(exc))
+            self._sandboxed(self.stop)
             raise
 
     def _start(self) -> None:
-        self.proc = CandidateProcess(self.workdir, SOLUTION_MODULE, self.limits)
+        began = time.monotonic()
+        self.proc = sandbox_pool.take(self.confinement, self.limits, SOLUTION_MODULE)
+        self.uids.append(self.proc.box.uid)
+        hello = self.proc.ready()
+        self.deadline += time.monotonic() - began  # the sandbox's start-up is not the candidate's
+        self.limits_failed |= {str(n) for n in hello.get("limits_failed") or ()}
+        self.python = str(hello.get("python"))
         self.session.generation += 1
         try:
-            reply = self.proc.request({"op": "import"}, self.left())
+            reply = self.proc.request({"op": "import", "source": self.code}, self.left())
         except CandidateFailure as exc:
             self.import_error = f"importing the candidate failed: {exc}"
+            self.session.incidents.append(self.import_error)
             self.stop()
             raise CandidateFailure(self.import_error) from None
         if reply.get("ok") is not True:
             error = reply["error"] if isinstance(reply.get("error"), dict) else {}
             detail = f"{error.get('type', '?')}: {error.get('message', '')}".strip()
             self.import_error = f"importing the candidate failed: {detail}"
+            self.session.incidents.append(self.import_error)
             self.stop()
             raise CandidateFailure(self.import_error)
+        kinds = reply.get("kinds")
+        self.session.kinds = {name: kind for name, kind in kinds.items()
+                              if type(name) is str and kind in ("class", "function")
+                              } if type(kinds) is dict else {}
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.proc.kill()
-            self.outputs.append((self.proc.stdout.text(), self.proc.stderr.text()))
-            self.proc = None
+            proc, self.proc = self.proc, None
+            try:
+                problem = proc.stop()
+            finally:
+                self.outputs.append((proc.stdout.text(), proc.stderr.text()))
+                self.leftovers += proc.box.remove()
+            if problem is not None:
+                self.cleanup_problems.append(problem)
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if chr(c) not in "\n\t"}
+
+
+def printable(text: str) -> str:
+    """Candidate-controlled text made safe to print: no escape sequences for a terminal."""
+    return text.translate(_CONTROL)
 
 
 def _failure_message(exc: BaseException, test_file: str) -> str:
@@ -141,21 +194,29 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
-def run_tests(task: TaskSpec, code: str, limits: Limits | None = None) -> CheckReport:
-    """Judge `code` against the task's hidden tests; never raises for anything the code does."""
+def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
+              confinement: Confinement | None = None) -> CheckReport:
+    """Judge `code` against the task's hidden tests; never raises for anything the code does.
+
+    Raises SandboxError when the sandbox itself fails (it could not start, or could not
+    prove it cleaned up): that is BenchRig's failure, never a verdict.
+    """
     if sys.flags.optimize:
         raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
     started = time.monotonic()
     test_file = str(task.test_path)
-    workdir = Path(tempfile.mkdtemp(prefix="benchrig-sandbox-"))
-    runner = CandidateRunner(workdir, limits or Limits())
+    conf = confinement or isolation.detect()
+    limits = limits or Limits()
+    runner = CandidateRunner(conf, limits, code)
+    incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
-        (workdir / SOLUTION_MODULE).write_text(code, encoding="utf-8")
         runner.deadline = time.monotonic() + task.check_timeout_s
         load_error: str | None = None
         try:
             namespace = _load_tests(task, RemoteModule(runner.session))
+        except SandboxError:
+            raise
         except Exception as exc:
             load_error = _failure_message(exc, test_file)
             namespace = {}
@@ -165,23 +226,38 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None) -> CheckR
             if load_error is not None:
                 details.append(CheckDetail(name, False, load_error, 0.0))
                 continue
+            incidents.clear()
             try:
                 namespace[name]()
+            except SandboxError:
+                raise
             except Exception as exc:
                 message = _failure_message(exc, test_file)
                 details.append(CheckDetail(name, False, message, time.monotonic() - began))
             else:
-                details.append(CheckDetail(name, True, "passed", time.monotonic() - began))
+                passed, message = (False, incidents[0]) if incidents else (True, "passed")
+                details.append(CheckDetail(name, passed, message, time.monotonic() - began))
     finally:
         runner.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+    if runner.sandbox_failure is not None:  # even if a test caught it: no verdict
+        raise runner.sandbox_failure
     stdout = "".join(out for out, _ in runner.outputs)
     stderr = "".join(err for _, err in runner.outputs)
-    return CheckReport(
-        details=tuple(details),
-        sandbox_error=runner.import_error,
+    problems = [*runner.cleanup_problems]
+    if runner.import_error:
+        problems.insert(0, runner.import_error)
+    level = isolation.NONE if runner.limits_failed else conf.level
+    report = CheckReport(
+        details=tuple(replace(d, message=printable(d.message)) for d in details),
+        sandbox_error=printable("; ".join(problems)) or None,
         stdout=stdout,
         stderr=stderr,
         duration_s=time.monotonic() - started,
-        isolation="degraded",
+        isolation=level,
+        sandbox={**conf.describe(), "isolation": level, "uids": runner.uids,
+                 "python": runner.python, "limits_failed": sorted(runner.limits_failed),
+                 "cleanup": "; ".join(runner.cleanup_problems) or "verified",
+                 "removed_leftovers": runner.leftovers[:20]},
     )
+    sandbox_pool.replenish(conf, limits, SOLUTION_MODULE)  # the next attempt starts warm
+    return report

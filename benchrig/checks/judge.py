@@ -86,6 +86,7 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
             "code_chars": len(code),
             "stdout": report.stdout[:EVIDENCE_CHARS],
             "stderr": report.stderr[:EVIDENCE_CHARS],
+            "sandbox": report.sandbox,
         },
     )
 

@@ -25,12 +25,12 @@ Transport = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def _raise_from(error: dict[str, Any]) -> None:
-    if error.get("boundary"):
-        raise BoundaryError(str(error.get("message")))
     name, builtin, message = (str(error.get(k, "")) for k in ("type", "builtin", "message"))
     base = getattr(builtins, builtin, None)
     text = f"{name}: {message}" if name != builtin else message
-    if isinstance(base, type) and issubclass(base, Exception):
+    # A rebuilt StopIteration would end the test's own map()/filter() loop early, silently.
+    if isinstance(base, type) and issubclass(base, Exception) and not issubclass(
+            base, StopIteration | StopAsyncIteration):
         try:
             rebuilt = base(text)
         except TypeError:  # built-ins such as UnicodeDecodeError need more arguments
@@ -43,22 +43,44 @@ def _raise_from(error: dict[str, Any]) -> None:
 class Session:
     """The channel the stand-ins share; `generation` changes when the child is restarted."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, start: Callable[[], None] = lambda: None) -> None:
         self.transport = transport
+        self.start = start  # makes sure a candidate process is up (and `kinds` known)
         self.generation = 0
+        # The candidate module's callables as its import reported them: the stand-ins a
+        # test imports need no round trip. Untrusted like any reply; a wrong kind fails.
+        self.kinds: dict[str, str] = {}
+        # What went wrong at the boundary during the current check: it fails the check
+        # even when the test catches the exception (a crash must not pass for a raise).
+        self.incidents: list[str] = []
+
+    def _incident(self, message: str) -> BoundaryError:
+        self.incidents.append(message)
+        return BoundaryError(message)
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         reply = self.transport(request)
         if reply.get("ok") is True:
             return reply
-        if reply.get("ok") is False and isinstance(reply.get("error"), dict):
-            _raise_from(reply["error"])
-        raise BoundaryError("malformed reply from the sandbox")
+        error = reply.get("error")
+        if reply.get("ok") is False and isinstance(error, dict):
+            if error.get("boundary"):
+                raise self._incident(str(error.get("message")))
+            base = getattr(builtins, str(error.get("builtin")), None)
+            if isinstance(base, type) and not issubclass(base, Exception):
+                # SystemExit, KeyboardInterrupt…: it tried to end the run, not to raise
+                raise self._incident(f"the candidate raised {error.get('type')} "
+                                     "(an attempt to end the run)")
+            _raise_from(error)
+        raise self._incident("malformed reply from the sandbox")
 
     def value(self, reply: dict[str, Any]) -> Any:
         if "value" not in reply:
-            raise BoundaryError("reply carries no value")
-        return decode(reply["value"])
+            raise self._incident("reply carries no value")
+        try:
+            return decode(reply["value"])
+        except BoundaryError as exc:
+            raise self._incident(str(exc)) from None
 
     def args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         def handle_of(obj: Any) -> int | None:
@@ -88,7 +110,8 @@ class RemoteClass(RemoteFunction):
                    **self._session.args(args, kwargs)}
         reply = self._session.ask(request)
         if type(reply.get("handle")) is not int:
-            raise BoundaryError(f"constructing {self._name} did not return an object handle")
+            raise self._session._incident(
+                f"constructing {self._name} did not return an object handle")
         return RemoteObject(self._session, reply["handle"], self._name)
 
     def __repr__(self) -> str:
@@ -135,7 +158,7 @@ class RemoteObject:
     def __len__(self) -> int:
         result = self._builtin("len")
         if type(result) is not int:
-            raise BoundaryError("len() of a candidate object must be an int")
+            raise self._session._incident("len() of a candidate object must be an int")
         return result
 
     def __getitem__(self, key: Any) -> Any:
@@ -171,15 +194,16 @@ class RemoteModule:
         if name.startswith("__"):
             raise AttributeError(name)
         if name not in self._cache:
-            try:
-                reply = self._session.ask({"op": "lookup", "name": name})
-            except AttributeError:
-                raise AttributeError(f"the candidate's module has no {name!r}") from None
-            kind = reply.get("kind")
-            if kind == "class":
-                self._cache[name] = RemoteClass(self._session, name)
-            elif kind == "function":
-                self._cache[name] = RemoteFunction(self._session, name)
-            else:
-                return self._session.value(reply)
+            self._session.start()
+            kind = self._session.kinds.get(name)
+            if kind not in ("class", "function"):
+                try:
+                    reply = self._session.ask({"op": "lookup", "name": name})
+                except AttributeError:
+                    raise AttributeError(f"the candidate's module has no {name!r}") from None
+                kind = reply.get("kind")
+                if kind not in ("class", "function"):
+                    return self._session.value(reply)
+            stand_in = RemoteClass if kind == "class" else RemoteFunction
+            self._cache[name] = stand_in(self._session, name)
         return self._cache[name]

@@ -1,0 +1,426 @@
+"""The attack battery's candidates: hostile solutions of `add(a, b)`, each with its verdict.
+
+Placeholders the battery fills in: __TOKEN__ (digits, also a `sleep` duration, so any
+process an attack leaves behind can be found by its command line), __PORT__ (the loopback
+canary listener), __ABSTRACT__ (an abstract unix socket listener), __PRIVATE__ (a host
+file in a private folder), __PUBLIC__ (a world-readable host file), __PUBLIC_DIR__ (its
+root-owned folder). `verdict` is what a correct runner must say; `checks` pins each
+check when that matters. `degraded_gives_up` names the promise (a row of the table in
+docs/security.md) that degraded isolation documents as not held for this attack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CORRECT = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return 0\n"
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    threat: str
+    code: str
+    verdict: str  # "pass" or "fail"
+    checks: tuple[bool, ...] | None = None  # the exact per-check verdicts, when they matter
+    evidence: str | None = None  # what stdout must show (a limit really bit)
+    degraded_gives_up: str | None = None
+    unsafe_for_shared_uid: bool = False  # would hit the host user's own processes or files
+
+
+ATTACKS = [
+    # --- print or write anything -------------------------------------------------------
+    Attack("forge-stdout", "print anything", """
+import json, sys
+print("4/4 checks passed")
+print(json.dumps({"result": "pass", "passed": 4, "total": 4}))
+print("PASSED", file=sys.stderr)
+""" + WRONG, "fail", (False,) * 4),
+    Attack("forge-raw-fds-and-tty", "print anything", """
+import os, sys
+for fd in (1, 2):
+    os.write(fd, b"\\n=== 4 passed in 0.01s ===\\n")
+try:
+    with open("/dev/tty", "w") as tty:
+        tty.write("4 passed\\n")
+except OSError:
+    pass
+sys.__stderr__.write('{"result": "pass"}\\n')
+""" + WRONG, "fail", (False,) * 4),
+    Attack("forge-protocol-frames", "print anything", """
+import json, os, sys
+fd_out = int(sys.argv[3])
+for i in range(1, 200):
+    data = json.dumps({"ok": True, "kind": "function", "value": 5, "id": i}).encode()
+    os.write(fd_out, len(data).to_bytes(4, "big") + data)
+""" + WRONG, "fail", (False,) * 4),
+    Attack("forge-verdict-files", "write anything", """
+import json, os
+verdict = json.dumps({"result": "pass", "pass_at_1": True, "checks": {"passed": 4}})
+for folder in (".", os.path.expanduser("~"), "/tmp", "__PUBLIC_DIR__/results"):
+    try:
+        with open(os.path.join(folder, "verdict-__TOKEN__.json"), "w") as out:
+            out.write(verdict)
+    except OSError:
+        pass
+""" + WRONG, "fail", (False,) * 4, degraded_gives_up="scratch"),
+    Attack("terminal-escapes-in-messages", "print anything", """
+class Sneaky(ValueError):
+    pass
+raise Sneaky("\\x1b]0;pwned\\x07\\x1b[2J\\x1b]52;c;cm0gLXJmIH4=\\x07\\r4/4 checks passed")
+""", "fail", (False,) * 4),
+    Attack("flood-output-from-many-processes", "print anything", """
+import os, sys
+for _ in range(4):
+    if os.fork() == 0:
+        block = b"x" * 65536
+        while True:
+            os.write(1 if os.getpid() % 2 else 2, block)
+""" + CORRECT, "pass", evidence="more bytes dropped"),
+    Attack("stdout-onto-reply-pipe", "print anything", """
+import os, sys
+os.dup2(int(sys.argv[3]), 1)
+print("PASSED " * 100)
+""" + CORRECT, "fail", (False,) * 4),
+    # --- exit early in any way ------------------------------------------------------------
+    Attack("sys-exit-at-import", "exit early", "import sys\nsys.exit(0)\n" + CORRECT, "fail",
+           (False,) * 4),
+    Attack("os-exit-at-import", "exit early", "import os\nos._exit(0)\n" + CORRECT, "fail",
+           (False,) * 4),
+    Attack("os-exit-in-call", "exit early",
+           "import os\ndef add(a, b):\n    os._exit(0)\n", "fail", (False,) * 4),
+    Attack("system-exit-in-call", "exit early",
+           "def add(a, b):\n    raise SystemExit(0)\n", "fail", (False,) * 4),
+    Attack("sigkill-self-in-call", "exit early",
+           "import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+           "fail", (False,) * 4),
+    Attack("abort-in-call", "exit early", "import os\ndef add(a, b):\n    os.abort()\n", "fail",
+           (False,) * 4),
+    # The test expects add('a', 1) to raise and catches any Exception: dying must not count.
+    Attack("crash-instead-of-raising", "exit early", """
+import os
+def add(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        os._exit(1)
+    return a + b
+""", "fail", (True, True, False, True)),
+    # A rebuilt StopIteration would silently end the test's map() loop: check 2 must fail.
+    Attack("stop-iteration-ends-the-loop", "exit early", """
+def add(a, b):
+    if (a, b) == (1, 2):
+        raise StopIteration
+    return a + b
+""", "fail", (True, False, True, True)),
+    # --- replace builtins or modules ------------------------------------------------------
+    Attack("replace-builtins", "replace builtins", """
+import builtins
+builtins.AssertionError = type("AssertionError", (BaseException,), {})
+builtins.Exception = BaseException
+builtins.isinstance = lambda *args: True
+""" + WRONG, "fail", (False,) * 4),
+    Attack("hijack-the-server", "replace modules", """
+import gc
+for obj in gc.get_objects():
+    if type(obj).__name__ == "Server":
+        def handle(request, _orig=obj.handle):
+            if request.get("op") == "call":
+                return {"ok": True, "value": 5}
+            return _orig(request)
+        obj.handle = handle
+""" + WRONG, "fail", (False,) * 4),
+    Attack("patch-the-codec", "replace modules", """
+import sys
+sys.modules["__main__"].CODEC["encode"] = lambda value, *args, **kwargs: {"$handle": 1}
+""" + WRONG, "fail", (False,) * 4),
+    Attack("replace-json-module", "replace modules", """
+import json, sys
+class Fake:
+    dumps = staticmethod(lambda obj, **kw: json.dumps({**obj, "ok": True, "value": 5}))
+    loads = staticmethod(json.loads)
+sys.modules["json"] = Fake
+sys.modules["__main__"].json = Fake
+""" + WRONG, "fail", (False,) * 4),
+    # --- objects that say they are equal to anything --------------------------------------
+    Attack("always-equal-object", "always-equal", """
+class Eq:
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+def add(a, b):
+    return Eq()
+""", "fail", (False,) * 4),
+    Attack("always-equal-int-subclass", "always-equal", """
+class Eq(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+def add(a, b):
+    return Eq(0)
+""", "fail", (False,) * 4),
+    Attack("returns-a-function", "always-equal",
+           "def add(a, b):\n    return lambda *args: True\n", "fail", (False,) * 4),
+    Attack("hash-flooded-set", "always-equal", """
+def add(a, b):
+    return {k * ((1 << 61) - 1) for k in range(1, 1000)}
+""", "fail", (False,) * 4),
+    Attack("oversized-reply", "always-equal",
+           "def add(a, b):\n    return 'x' * (20 * 1024 * 1024)\n", "fail", (False,) * 4),
+    # --- look for the hidden tests or expected values on disk ---------------------------
+    Attack("hunt-hidden-tests", "hidden tests on disk", """
+import os, time
+deadline = time.monotonic() + 0.5
+for root, dirs, files in os.walk("/"):
+    if time.monotonic() > deadline:
+        break
+    if root == "/":
+        dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev", "usr")]
+    for name in files:
+        if name.endswith(".test.py") or "battery" in name or "secret" in name:
+            try:
+                with open(os.path.join(root, name), errors="replace") as found:
+                    print(root, name, found.read()[:2000])
+            except OSError as exc:
+                print(root, name, exc)
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for what in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{pid}/{what}", "rb") as found:
+                    print(pid, what, found.read()[:500])
+            except OSError:
+                pass
+        try:
+            print(pid, "cwd", os.listdir(f"/proc/{pid}/cwd"))
+        except OSError:
+            pass
+""" + CORRECT, "pass", degraded_gives_up="host-files"),
+    # --- environment variables and the host user's files ----------------------------------
+    Attack("read-environment", "environment", """
+import os
+print(dict(os.environ))
+for pid in ["self", "1", str(os.getppid()), *os.listdir("/proc")]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as found:
+            print(pid, found.read())
+    except OSError as exc:
+        print(pid, exc)
+""" + CORRECT, "pass", unsafe_for_shared_uid=True),
+    Attack("read-private-files", "host files", """
+for path in ("__PRIVATE__", "/root/.bash_history", "/etc/shadow"):
+    try:
+        with open(path) as found:
+            print(found.read())
+    except OSError as exc:
+        print(path, exc)
+""" + CORRECT, "pass", unsafe_for_shared_uid=True),
+    Attack("read-world-readable-file", "host files", """
+try:
+    with open("__PUBLIC__") as found:
+        print(found.read())
+except OSError as exc:
+    print(exc)
+""" + CORRECT, "pass", degraded_gives_up="host-files"),
+    Attack("tamper-with-host-files", "host files", """
+import os
+for path in ("__PRIVATE__", "__PUBLIC__"):
+    for attempt in (lambda: open(path, "w").write("pwned"), lambda: os.unlink(path),
+                    lambda: os.chmod(path, 0o777), lambda: os.rename(path, path + ".x"),
+                    lambda: os.link(path, "hardlink"), lambda: os.utime(path, (0, 0))):
+        try:
+            attempt()
+        except OSError:
+            pass
+""" + CORRECT, "pass", unsafe_for_shared_uid=True),
+    Attack("read-the-parent", "host files", """
+import ctypes, os
+ppid = os.getppid()
+for what in ("mem", "maps", "environ", "cmdline", "fd", "cwd"):
+    try:
+        path = f"/proc/{ppid}/{what}"
+        print(what, os.listdir(path) if what in ("fd", "cwd") else open(path, "rb").read(4096))
+    except OSError as exc:
+        print(what, exc)
+libc = ctypes.CDLL(None, use_errno=True)
+print("ptrace attach", libc.ptrace(16, ppid, None, None), ctypes.get_errno())
+""" + CORRECT, "pass", unsafe_for_shared_uid=True),
+    # --- sockets, loopback included -------------------------------------------------------
+    Attack("loopback-tcp", "sockets", """
+import socket
+for host in ("127.0.0.1", "::1"):
+    try:
+        with socket.create_connection((host, __PORT__), timeout=0.5) as conn:
+            conn.sendall(b"LEAK __TOKEN__")
+        print("connected", host)
+    except OSError as exc:
+        print(host, exc)
+""" + CORRECT, "pass", degraded_gives_up="network"),
+    Attack("abstract-unix-socket", "sockets", """
+import socket
+client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    client.connect("\\0__ABSTRACT__")
+    client.sendall(b"LEAK")
+    print("connected")
+except OSError as exc:
+    print(exc)
+""" + CORRECT, "pass", degraded_gives_up="network"),
+    # --- fork without bound, detached children, signals, the parent ---------------------
+    Attack("fork-bomb", "fork without bound", """
+import os, time
+children = 0
+try:
+    while children < 10000:
+        if os.fork() == 0:
+            time.sleep(__TOKEN__)
+            os._exit(0)
+        children += 1
+except OSError as exc:
+    print("NPROC-HIT", children, exc.errno)
+""" + CORRECT, "pass", evidence="NPROC-HIT", unsafe_for_shared_uid=True),
+    Attack("setsid-double-fork-daemon", "detached children", """
+import os
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv("/usr/bin/sleep", ["sleep", "__TOKEN__"])
+    os._exit(0)
+os.wait()
+""" + CORRECT, "pass"),
+    Attack("fork-and-exit-chain", "detached children", """
+import os
+if os.fork() == 0:
+    os.setsid()
+    while True:  # a moving target: each generation forks the next and exits at once
+        if os.fork():
+            os._exit(0)
+""" + CORRECT, "pass"),
+    Attack("daemon-ignoring-signals", "ignore signals", """
+import subprocess, sys
+code = ("import signal, time\\nfor s in range(1, 32):\\n    try:\\n"
+        "        signal.signal(s, signal.SIG_IGN)\\n    except (OSError, ValueError):\\n"
+        "        pass\\ntime.sleep(__TOKEN__)\\n")
+subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+""" + CORRECT, "pass"),
+    Attack("hang-ignoring-signals", "ignore signals", """
+import signal, time
+for s in range(1, 32):
+    try:
+        signal.signal(s, signal.SIG_IGN)
+    except (OSError, ValueError):
+        pass
+while True:
+    time.sleep(1)
+""", "fail", (False,) * 4),
+    Attack("kill-the-parent", "kill its parent", """
+import os, signal
+for target in (os.getppid(), 1, -1):
+    try:
+        os.kill(target, signal.SIGKILL)
+    except OSError as exc:
+        print(target, exc)
+try:
+    os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)
+except OSError as exc:
+    print("group", exc)
+""" + CORRECT, "pass", unsafe_for_shared_uid=True),
+    # --- allocate without bound, fill the disk, limits ------------------------------------
+    # bytes(n) is calloc'd (no page touched), so the cap bites fast even on a loaded host.
+    Attack("memory-bomb", "allocate without bound", """
+try:
+    hog = bytes(8 << 30)
+except MemoryError:
+    print("AS-HIT-1")
+blocks = []
+try:
+    while True:
+        blocks.append(bytes(16 << 20))
+except MemoryError:
+    print("AS-HIT-2", len(blocks))
+blocks.clear()
+""" + CORRECT, "pass", evidence="AS-HIT-2"),
+    Attack("sysv-shared-memory", "allocate without bound", """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+ids = [libc.shmget(0, 1 << 20, 0o1600) for _ in range(8)]  # IPC_PRIVATE, IPC_CREAT | 0600
+print("SHM-IDS", ids)
+""" + CORRECT, "pass", evidence="SHM-IDS", degraded_gives_up="ipc"),
+    Attack("fill-the-disk", "fill the disk", """
+import errno, os
+hits = set()
+for folder in (".", os.path.expanduser("~"), "/tmp", "/dev/shm", "/var/tmp"):
+    for i in range(3):
+        try:
+            with open(os.path.join(folder, f"fill-__TOKEN__-{i}"), "wb") as out:
+                for _ in range(64):
+                    out.write(bytes(1 << 20))
+        except OSError as exc:
+            hits.add(errno.errorcode.get(exc.errno, str(exc.errno)))
+print("DISK-HIT", sorted(hits))
+""" + CORRECT, "pass", evidence="DISK-HIT", degraded_gives_up="scratch",
+           unsafe_for_shared_uid=True),
+    Attack("open-files-without-bound", "limits", """
+handles = []
+try:
+    while True:
+        handles.append(open("/dev/null"))
+except OSError:
+    print("NOFILE-HIT", len(handles))
+for handle in handles:
+    handle.close()
+""" + CORRECT, "pass", evidence="NOFILE-HIT"),
+    Attack("burn-cpu", "limits", """
+import resource
+print("CPU-LIMIT", resource.getrlimit(resource.RLIMIT_CPU))
+while True:
+    pass
+""", "fail", (False,) * 4, evidence="CPU-LIMIT (1, 1)"),
+    # --- close its file descriptors -------------------------------------------------------
+    Attack("close-every-fd", "close its fds", "import os\nos.closerange(0, 4096)\n" + CORRECT,
+           "fail", (False,) * 4),
+    Attack("close-stdio", "close its fds",
+           "import os\nfor fd in (0, 1, 2):\n    os.close(fd)\n" + CORRECT, "pass"),
+    # --- plant files or symlinks ----------------------------------------------------------
+    Attack("plant-modules-then-crash", "plant files", """
+import os
+marker = "print('PLANTED-IMPORTED-__TOKEN__')\\n"
+names = ["conftest.py", "sitecustomize.py", "usercustomize.py", "json.py", "traceback.py",
+         "importlib.py", "sandbox_codec.py", "sandbox_child.py", "solution_test.py"]
+here = os.path.dirname(os.path.abspath(__file__))
+for folder in (here, os.getcwd(), os.path.expanduser("~"), "/tmp"):
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), "w") as out:
+                out.write(marker)
+        except OSError:
+            pass
+    try:
+        os.makedirs(os.path.join(folder, "benchrig"), exist_ok=True)
+        with open(os.path.join(folder, "benchrig", "__init__.py"), "w") as out:
+            out.write(marker)
+    except OSError:
+        pass
+def add(a, b):
+    if (a, b) == (2, 3):
+        os._exit(1)  # force a restart: the next process must not pick up what was planted
+    return a + b
+""", "fail", (False, True, True, True), degraded_gives_up="scratch"),
+    Attack("plant-symlinks-to-host-paths", "plant symlinks", """
+import os
+targets = ["__PRIVATE__", "__PUBLIC__", "/", "/etc", "__PUBLIC_DIR__"]
+here = os.path.dirname(os.path.abspath(__file__))
+for folder in (here, os.path.expanduser("~"), "/tmp"):
+    for i, target in enumerate(targets):
+        for name in (f"link-{i}", "results", "transcript.jsonl"):
+            try:
+                os.symlink(target, os.path.join(folder, f"{name}-__TOKEN__"))
+            except OSError:
+                pass
+try:
+    os.rename(os.path.join(here, "solution.py"), os.path.join(here, "moved.py"))
+    os.symlink("__PRIVATE__", os.path.join(here, "solution.py"))
+except OSError:
+    pass
+""" + CORRECT, "pass", degraded_gives_up="scratch"),
+]
