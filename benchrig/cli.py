@@ -84,8 +84,8 @@ def run(
                                   agent=driver, progress=bar.attempt(label))
             bar.advance()
             r = attempt.result
-            checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if r[
-                "checks"]["total"] else ""
+            checked = r["checks"]["total"] and r["result"] != "error"
+            checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if checked else ""
             flag = " ⚠ truncated" if r["truncated"] else ""
             typer.echo(f"{task.id} {name} {driver}: {r['result']}{checks}{flag} — "
                        f"{r['notes']} → {attempt.path}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -65,3 +67,14 @@ def with_thinking_tokens(metrics: Metrics, thinking: str, answer: str) -> Metric
     share = len(thinking) / (len(thinking) + len(answer))
     return replace(metrics, thinking_tokens=round(metrics.output_tokens * share),
                    thinking_tokens_source="estimated")
+
+
+def mean_known(values: Iterable[float | int | None]) -> float | None:
+    """The mean of the values that are known; None when none is (unknown is never 0)."""
+    present = [float(v) for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def any_floored(metrics: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a mean of `tokens_per_s` over these metrics includes a floored rate."""
+    return any(m.get("tokens_per_s_floored") for m in metrics if m["tokens_per_s"] is not None)

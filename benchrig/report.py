@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from benchrig.metrics import any_floored, mean_known
 from benchrig.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
 from benchrig.suites import SUITES
 from benchrig.summary import model_rows
@@ -148,20 +149,15 @@ def _task_rows(results: list[dict[str, Any]], card: ModelCard) -> list[str]:
         checks = sum(r["checks"]["total"] for r in group)
         checks_text = f"{sum(r['checks']['passed'] for r in group)}/{checks}" if checks else "—"
         cut = sum(bool(r["truncated"]) for r in group)
-        ttft = [r["metrics"]["ttft_ms"] for r in group if r["metrics"]["ttft_ms"] is not None]
-        rates = [r["metrics"]["tokens_per_s"] for r in group
-                 if r["metrics"]["tokens_per_s"] is not None]
-        floored = any(r["metrics"].get("tokens_per_s_floored") for r in group
-                      if r["metrics"]["tokens_per_s"] is not None)
-        prefill = [r["metrics"]["prefill_tokens_per_s"] for r in group
-                   if r["metrics"]["prefill_tokens_per_s"] is not None]
+        metrics = [r["metrics"] for r in group]
+        ttft = mean_known(m["ttft_ms"] for m in metrics)
+        rate = mean_known(m["tokens_per_s"] for m in metrics)
+        prefill = mean_known(m["prefill_tokens_per_s"] for m in metrics)
         rows.append(" | ".join([
             "", suite, task, str(len(group)), passed, checks_text,
             f"{WARN} {cut}" if cut else "0",
-            seconds(sum(ttft) / len(ttft) / 1000) if ttft else "—",
-            tps(sum(rates) / len(rates), floored) if rates else "—",
-            tps(prefill[0] if len(prefill) == 1 else sum(prefill) / len(prefill))
-            if prefill else "—", ""]).strip())
+            seconds(None if ttft is None else ttft / 1000),
+            tps(rate, any_floored(metrics)), tps(prefill), ""]).strip())
     return rows
 
 

@@ -16,6 +16,7 @@ from benchrig.errors import ResultError
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1
+EXAMPLE = "EXAMPLE.json"
 EXCERPT_CHARS = 400
 
 
@@ -89,9 +90,10 @@ def load_results(paths: list[Path]) -> Loaded:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.glob("*.json") if p.name != "EXAMPLE.json"))
+            files.extend(sorted(path.glob("*.json")))
         else:
             files.append(path)
+    files = [f for f in files if f.name != EXAMPLE]  # a published sample, not a run
     results: list[dict[str, Any]] = []
     rejected: list[tuple[Path, str]] = []
     for file in files:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
+from benchrig.checks.coding import CheckDetail
 from benchrig.checks.judge import Verdict, judge
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
@@ -18,7 +19,15 @@ from benchrig.environment import environment
 from benchrig.errors import DriverError
 from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
-from benchrig.result import excerpt, result_path, utc_now, validate, write_atomic
+from benchrig.result import (
+    SCHEMA_VERSION,
+    excerpt,
+    result_path,
+    utc_now,
+    validate,
+    write_atomic,
+    write_result,
+)
 from benchrig.spec import TaskSpec
 
 DEFAULT_MAX_TOKENS = 1024
@@ -92,8 +101,12 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         assert verdict is not None
         outcome, notes = verdict.result, verdict.notes
     details = verdict.details if verdict else ()
+    if error is not None and task.check_type == "tests":
+        # every assertion counts, so an attempt that errs never lifts the assertion rate
+        details = tuple(CheckDetail(name, False, f"not checked: the attempt ended in "
+                                    f"{error.kind} error", 0.0) for name in task.test_names)
     result: dict[str, Any] = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "task": task.id,
         "model": model,
         "agent": agent,
@@ -177,10 +190,9 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     path = result_path(results_dir, result)
     sidecar = path.with_suffix(".transcript.jsonl")
     result["transcript_file"] = sidecar.name
-    validate(result)
+    validate(result)  # before anything is written: an invalid result leaves no sidecar either
     _write_transcript(sidecar, request, output)
-    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    return Attempt(result, path)
+    return Attempt(result, write_result(results_dir, result))
 
 
 def matrix(tasks: list[TaskSpec], models: list[str],

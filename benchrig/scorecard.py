@@ -8,12 +8,12 @@ three runs whether it ran in one command or three. A suite's interval is the ran
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrig.metrics import any_floored, mean_known
 from benchrig.suites import COMPOSITE, SUITES
 
 Result = dict[str, Any]
@@ -114,11 +114,6 @@ class ModelCard:
     truncated: int
 
 
-def _mean(values: Iterable[float | None]) -> float | None:
-    present = [float(v) for v in values if v is not None]
-    return statistics.fmean(present) if present else None
-
-
 def _ttft_s(result: Result) -> float | None:
     ttft = result["metrics"].get("ttft_ms")
     return None if ttft is None else ttft / 1000.0
@@ -159,7 +154,7 @@ def _checks_rate(results: list[Result]) -> float | None:
 
 
 def _decode(results: list[Result]) -> float | None:
-    return _mean(r["metrics"]["tokens_per_s"] for r in results)
+    return mean_known(r["metrics"]["tokens_per_s"] for r in results)
 
 
 def _token_sum(results: list[Result], key: str) -> int | None:
@@ -173,8 +168,7 @@ def _finishes(results: list[Result]) -> dict[str, int]:
 
 
 def _floored(results: list[Result]) -> bool:
-    return any(r["metrics"].get("tokens_per_s_floored") for r in results
-               if r["metrics"]["tokens_per_s"] is not None)
+    return any_floored(r["metrics"] for r in results)
 
 
 def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
@@ -188,9 +182,9 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
         decode_tps=_decode(group),
         decode_floored=_floored(group),
         decode_span=_span(by_run(group), _decode),
-        prefill_tps=_mean(r["metrics"]["prefill_tokens_per_s"] for r in group),
-        avg_ttft_s=_mean(_ttft_s(r) for r in group),
-        output_tokens=_mean(r["metrics"]["output_tokens"] for r in group),
+        prefill_tps=mean_known(r["metrics"]["prefill_tokens_per_s"] for r in group),
+        avg_ttft_s=mean_known(_ttft_s(r) for r in group),
+        output_tokens=mean_known(r["metrics"]["output_tokens"] for r in group),
         finish_reasons=_finishes(group),
     ) for task, group in sorted(tasks.items()))
 
@@ -210,7 +204,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         checks_total=sum(r["checks"]["total"] for r in scored),
         truncated=sum(bool(r["truncated"]) for r in results),
         truncated_thinking=sum(bool(r.get("truncated_thinking")) for r in results),
-        avg_ttft_s=_mean(_ttft_s(r) for r in results),
+        avg_ttft_s=mean_known(_ttft_s(r) for r in results),
         rate_span=_span(runs, _rate),
         checks_span=_span(runs, _checks_rate),
         thinking_tokens=_token_sum(results, "thinking_tokens"),
@@ -218,10 +212,10 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         decode_tps=_decode(results),
         decode_floored=_floored(results),
         decode_span=_span(runs, _decode),
-        prefill_tps=_mean(r["metrics"]["prefill_tokens_per_s"] for r in results),
+        prefill_tps=mean_known(r["metrics"]["prefill_tokens_per_s"] for r in results),
         finish_reasons=_finishes(results),
         max_checks=max((r["checks"]["total"] for r in results), default=0),
-        avg_output_tokens=_mean(r["metrics"]["output_tokens"] for r in results),
+        avg_output_tokens=mean_known(r["metrics"]["output_tokens"] for r in results),
         speed=speed_figures(results) if suite == "speed" else (),
     )
 
@@ -234,7 +228,7 @@ def _composite_span(results: list[Result], suites: tuple[str, ...]) -> Span | No
     for k in range(count):
         scores = [(_checks_rate if s == "coding" else _rate)(runs[k])
                   for s, runs in per_suite.items() if k < len(runs)]
-        mean = _mean(scores)
+        mean = mean_known(scores)
         if mean is not None:
             values.append(mean)
     return Span(min(values), max(values), len(values)) if values else None
@@ -251,10 +245,10 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
         model=model,
         agent=agent,
         suites=suites,
-        composite=_mean(suites[s].score for s in scoring),
+        composite=mean_known(suites[s].score for s in scoring),
         composite_span=_composite_span(results, scoring),
         composite_suites=scoring,
-        avg_ttft_s=_mean(_ttft_s(r) for r in results),
+        avg_ttft_s=mean_known(_ttft_s(r) for r in results),
         truncated=sum(card.truncated for card in suites.values()),
     )
 

@@ -14,7 +14,7 @@ from typing import Any
 import frontmatter
 import yaml
 
-from benchrig.checks.config import check_problems
+from benchrig.checks.rules import check_problems
 from benchrig.errors import TaskError
 from benchrig.paths import tasks_dir
 from benchrig.schemas import problems as schema_problems
@@ -85,7 +85,8 @@ def test_names_of(source: str) -> tuple[str, ...]:
 def _load_tests(path: Path, label: str, problems: list[str]) -> tuple[str | None, tuple[str, ...]]:
     test_path = path.with_name(path.name.removesuffix(".md") + TEST_SUFFIX)
     if not test_path.is_file():
-        problems.append(f"{label}: tests: {test_path.name} is missing (coding tasks need it)")
+        problems.append(f"{label}: tests: {test_path.name} is missing (a task checked by "
+                        "tests needs it)")
         return None, ()
     source = test_path.read_text(encoding="utf-8")
     try:
@@ -127,7 +128,12 @@ def load_task(path: Path) -> TaskSpec:
         problems.append(f"{label}: body: the prompt is empty")
     test_source: str | None = None
     test_names: tuple[str, ...] = ()
-    if meta.get("suite") == "coding":
+    check_type = (meta.get("check") or {}).get("type") if isinstance(meta.get("check"), dict) \
+        else None
+    if meta.get("suite") == "coding" and check_type not in (None, "tests"):
+        problems.append(f"{label}: check.type: coding tasks are checked by their tests "
+                        f"({stem}{TEST_SUFFIX}), not by {check_type!r}")
+    if meta.get("suite") == "coding" or check_type == "tests":
         test_source, test_names = _load_tests(path, label, problems)
     if problems:
         raise TaskError(problems)

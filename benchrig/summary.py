@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from benchrig.metrics import any_floored, mean_known
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,6 @@ class ModelRow:
         return self.passed / self.scored if self.scored else None
 
 
-def _mean(values: Iterable[Any]) -> float | None:
-    present = [float(v) for v in values if v is not None]
-    return statistics.fmean(present) if present else None
-
-
 def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for result in results:
@@ -57,12 +53,11 @@ def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
             failed=outcomes.count("fail"),
             errors=outcomes.count("error"),
             no_test=outcomes.count("no-test"),
-            tokens_per_s=_mean(m["tokens_per_s"] for m in metrics),
-            tokens_per_s_floored=any(m.get("tokens_per_s_floored") for m in metrics
-                                     if m["tokens_per_s"] is not None),
-            ttft_ms=_mean(m["ttft_ms"] for m in metrics),
-            wall_s=_mean(m["wall_s"] for m in metrics),
-            cost_usd=_mean(m["cost_usd"] for m in metrics),
+            tokens_per_s=mean_known(m["tokens_per_s"] for m in metrics),
+            tokens_per_s_floored=any_floored(metrics),
+            ttft_ms=mean_known(m["ttft_ms"] for m in metrics),
+            wall_s=mean_known(m["wall_s"] for m in metrics),
+            cost_usd=mean_known(m["cost_usd"] for m in metrics),
         ))
     return rows
 

@@ -162,7 +162,8 @@ def test_claude_is_error_with_exit_0_is_an_error(monkeypatch: pytest.MonkeyPatch
     assert r["result"] == "error" and r["pass_at_1"] is False
     assert r["error"]["kind"] == "infra"
     assert "is_error true" in r["error"]["message"] and "API Error: 529" in r["error"]["message"]
-    assert r["checks"]["total"] == 0 and r["code_source"] is None
+    assert (r["checks"]["passed"], r["checks"]["total"]) == (0, 2)  # every assertion failed
+    assert r["code_source"] is None
     assert r["environment"]["runtime"]["version"] == "2.0.14"  # measured before it failed
     assert done.engine["exit_code"] == 0
     assert any(line["kind"] == "event" and line["event"]["type"] == "result"

@@ -67,6 +67,8 @@ def test_loading_skips_example_and_names_invalid_files(tmp_path: Path) -> None:
     (tmp_path / "wrong.json").write_text(json.dumps({**EXAMPLE, "result": "great"}))
     loaded = load_results([tmp_path])
     assert len(loaded.results) == 1
+    # named explicitly, as a shell glob does (results/*.json), it is still not a run
+    assert load_results(sorted(tmp_path.glob("*.json"))).results == loaded.results
     assert sorted(p.name for p, _ in loaded.rejected) == ["broken.json", "wrong.json"]
 
 

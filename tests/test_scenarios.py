@@ -261,6 +261,8 @@ def test_a_response_cut_off_inside_think_has_no_answer_and_is_flagged() -> None:
     assert closed.result == "fail" and not closed.truncated_thinking
     stray = verdict("bat-and-ball", "Final answer: 5</think>\nFinal answer: 10")  # template
     assert stray.result == "fail"  # opened <think> in the prompt: before </think> is thinking
+    replayed = verdict("bat-and-ball", "<think>Final answer: 5", finish=None)  # no finish known
+    assert replayed.result == "fail" and not replayed.truncated and not replayed.truncated_thinking
 
 
 CONTAINS: dict[str, tuple[list[str], list[str]]] = {
@@ -297,6 +299,11 @@ def test_exact_or_contains_reads_the_conclusion_not_the_working(task_id: str) ->
     assert not passes(task_id, f"<think>{right}</think>So the answer is {wrong}.")
     # a marker line, when there is one, is the conclusion
     assert not passes(task_id, f"It might be {right}.\nFinal answer: {wrong}")
+    # right and then rejected, within the last 300 characters: the last sentence that
+    # states a number is the conclusion
+    assert not passes(task_id, f"Some would say {right}, but that is wrong. It is {wrong}.")
+    # …and other numbers in the concluding sentence do not hide the answer
+    assert passes(task_id, f"Checked twice (2 ways): the answer is {right} (not {wrong}).")
 
 
 BOX_RIGHT = [

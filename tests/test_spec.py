@@ -79,6 +79,12 @@ def test_good_task_loads(tmp_path: Path) -> None:
          "yaml.md: frontmatter: line"),
         ("badtest", GOOD.format(id="badtest", timeout=10), "def test_x(:\n",
          "badtest.test.py: line 1:"),
+        ("answered", GOOD.format(id="answered", timeout=10).replace(
+            "entry_point: f", "entry_point: f\ncheck: {type: final_answer, accept: ['1']}"),
+         TEST, "answered.md: check.type: coding tasks are checked by their tests"),
+        ("rtests", GOOD.format(id="rtests", timeout=10).replace("suite: coding", "suite: reasoning")
+         .replace("entry_point: f", "check: {type: tests}"), None,
+         "rtests.md: tests: rtests.test.py is missing"),
         ("typo", GOOD.format(id="typo", timeout=10).replace("tags:", "tagz: []\ntags:"), TEST,
          "typo.md: tagz: unknown field"),
     ],

@@ -112,13 +112,28 @@ def rule_exact_or_contains(task: TaskSpec, answer: str) -> tuple[Outcome, str | 
     if normalize(whole).casefold() == normalize(expected).casefold():
         return Outcome(True, whole, "the answer is exactly the expected one", "exact"), whole
     marked = final_answer_value(answer)
-    where, scope = ("the final answer line", marked) if marked is not None else (
-        f"the last {TAIL_CHARS} characters", tail(answer))
+    if marked is not None:
+        where, scope = "the final answer line", marked
+    elif parse_number(normalize(expected)) is not None:
+        where, scope = "the conclusion (the last sentence that states a number)", \
+            conclusion_sentence(answer)
+    else:
+        where, scope = f"the last {TAIL_CHARS} characters", tail(answer)
     found = contains(expected, normalize(scope))
     verb = ("contain" if found else "do not contain") if marked is None else (
         "contains" if found else "does not contain")
     return Outcome(found, scope, f"{where} {verb} {expected!r}",
                    "contains" if found else None), whole
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def conclusion_sentence(answer: str) -> str:
+    """The last sentence of the answer that states a number: a number mentioned earlier and
+    then rejected ("some would say 114.6, but … pays $120") is not the conclusion."""
+    sentences = [s for s in SENTENCE_END.split(clean(answer)) if s.strip()]
+    return next((s for s in reversed(sentences) if numbers_in(normalize(s))), "")
 
 
 Rule = Callable[[TaskSpec, str], tuple[Outcome, str | None]]
@@ -130,7 +145,7 @@ def no_answer(kind: str, names: list[str], transcript: Transcript,
     there by the token limit (not a normal stop), it is `truncated_thinking`."""
     if not final_text(transcript.answer, transcript.thinking).ended_in_thinking:
         return None
-    cut_off = transcript.finish_reason != "stop"
+    cut_off = transcript.finish_reason == "length"
     message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
                "no answer" if cut_off else "the response ended inside <think>: no answer")
     return Verdict("fail", tuple(CheckDetail(n, False, message, 0.0) for n in names), message,
