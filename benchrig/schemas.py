@@ -9,13 +9,18 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from benchrig.errors import BenchRigError
 from benchrig.paths import SCHEMA_DIR
 
 
 @cache
 def validator(name: str) -> Draft202012Validator:
     """The validator for schema/<name>.schema.json (checked once against the metaschema)."""
-    schema = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+    path = SCHEMA_DIR / f"{name}.schema.json"
+    if not path.is_file():
+        raise BenchRigError(f"{path} not found: BenchRig runs from its source checkout "
+                            "(`make install` there installs it in editable mode)")
+    schema = json.loads(path.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
