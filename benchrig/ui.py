@@ -17,7 +17,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-stderr = Console(stderr=True, highlight=False)
+# soft_wrap: a long line (a path, a model file) stays one line in logs, not folded at 80
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def info(text: str) -> None:
@@ -29,7 +30,7 @@ def warn(text: str) -> None:
 
 
 def error(text: str) -> None:
-    stderr.print(f"[red]error:[/red] {text}", soft_wrap=True)
+    stderr.print(f"[red]error:[/red] {text}")
 
 
 class RunProgress:
