@@ -16,6 +16,7 @@ from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
 from benchrig.errors import DriverError
+from benchrig.jsonsafe import json_safe
 from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
 from benchrig.result import excerpt, result_path, utc_now, validate, write_atomic
@@ -141,7 +142,8 @@ def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput |
                       "finish_reason": t.finish_reason, "tool_calls": list(t.tool_calls),
                       "turns": t.turns, "files": dict(t.files)})
         lines.extend(dict(event) for event in output.events)
-    write_atomic(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    write_atomic(path, "".join(json.dumps(json_safe(line), ensure_ascii=False, allow_nan=False)
+                               + "\n" for line in lines))
 
 
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
@@ -172,14 +174,15 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
         check_s = round(time.perf_counter() - began, 6)
     if output is None and error is not None:
         output = error.partial  # what was measured before it failed: recorded, never checked
-    result = _result(task, model, agent or driver.name, driver, provider, settings, started,
-                     ended, output, error, verdict, check_s)
+    # raw server and agent data inside (engine, runtime, settings) may hold inf or deep nesting
+    result = json_safe(_result(task, model, agent or driver.name, driver, provider, settings,
+                               started, ended, output, error, verdict, check_s))
     path = result_path(results_dir, result)
     sidecar = path.with_suffix(".transcript.jsonl")
     result["transcript_file"] = sidecar.name
     validate(result)
     _write_transcript(sidecar, request, output)
-    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return Attempt(result, path)
 
 

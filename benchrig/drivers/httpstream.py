@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from benchrig.errors import DriverError, UsageError
+from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
 from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
 from benchrig.thinking import ThinkSplitter
 
@@ -56,7 +57,7 @@ def server_message(body: bytes) -> str:
     text = body[:ERROR_BODY_CHARS].decode("utf-8", "replace").strip()
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text or "(empty body)"
     if isinstance(data, dict):
         error = data.get("error", data.get("detail"))
@@ -96,7 +97,7 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
                           f"{server_message(response.content)}")
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise DriverError("infra", f"{url} answered with something that is not a JSON "
@@ -104,7 +105,7 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
     return data
 
 
-MALFORMED = (AttributeError, TypeError, KeyError, ValueError)
+MALFORMED = (AttributeError, TypeError, KeyError, ValueError, *NUMERIC_ERRORS)
 
 
 def malformed(url: str, raw: bytes, exc: Exception) -> DriverError:
@@ -236,14 +237,21 @@ class StreamCollector:
 
 
 def positive(value: Any) -> float | None:
-    """A counter as a number, or None when missing, not a number, or not positive."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return float(value)
+    """A counter as a number, or None when missing, not a finite number, or not positive."""
+    number = finite(value)
+    return number if number is not None and number > 0 else None
 
 
 def count(value: Any) -> int | None:
     """A token count as an int, or None when missing or not a count (never a guessed 0)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= LARGEST_COUNT:
         return None
     return value
+
+
+def per_second(amount: int | None, duration: float | None, unit: float = 1.0) -> float | None:
+    """`amount` per second of a `duration` given in `unit`s of a second (Ollama: ns); None
+    when either is unknown or the quotient is not a finite number."""
+    if not amount or duration is None:
+        return None
+    return finite(amount / duration * unit)

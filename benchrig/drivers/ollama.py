@@ -16,6 +16,7 @@ from benchrig.drivers.httpstream import (
     client,
     count,
     malformed,
+    per_second,
     positive,
     post_stream,
     request_json,
@@ -161,7 +162,7 @@ class OllamaDriver:
         output = eval_n if eval_n is not None else collector.token_events
         metrics = collector.metrics(
             output, out_source, prompt_n, "server",
-            prompt_n / prompt_ns * NS if prompt_n and prompt_ns else None, engine, load_time_s,
+            per_second(prompt_n, prompt_ns, NS), engine, load_time_s,
             cost_usd=0.0, cost_source="local runtime: no charge")
         effective = {"think": think, "think_requested": s.think, "think_capable": can_think,
                      "num_ctx": s.context_size, "num_predict": s.max_tokens,
@@ -204,7 +205,7 @@ class OllamaDriver:
         engine: dict[str, Any] = {"source": "ollama /api/chat",
                                   **{k: final[k] for k in COUNTERS if k in final}}
         eval_n, eval_ns = count(final.get("eval_count")), positive(final.get("eval_duration"))
-        engine["eval_per_second"] = eval_n / eval_ns * NS if eval_n and eval_ns else None
+        engine["eval_per_second"] = per_second(eval_n, eval_ns, NS)
         engine["stream"] = {**read.to_json(), "token_events": collector.token_events}
         transcript = Transcript(answer=collector.splitter.answer,
                                 thinking=collector.splitter.thinking,

@@ -130,7 +130,7 @@ def _get_optional(http: Any, url: str, headers: dict[str, str]) -> dict[str, Any
     try:
         response = http.get(url, headers=headers, timeout=5.0)
         data = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

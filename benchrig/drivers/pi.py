@@ -17,7 +17,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.drivers.agent import AgentRun, StreamParser, amount, drive, integer, prompt_text
 from benchrig.drivers.agent_process import cli_version, locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
@@ -44,7 +44,7 @@ class PiParser(StreamParser):
         super().__init__()
         self.local = local
         self.usage = dict.fromkeys(USAGE_KEYS, 0)
-        self.cost = 0.0
+        self.cost: float | None = 0.0  # None once a message's cost is not a finite number
         self.calls = 0
         self.stop_reason: str | None = None
         self.error_message: str | None = None
@@ -95,8 +95,8 @@ class PiParser(StreamParser):
         for key in USAGE_KEYS:
             self.usage[key] += integer(usage.get(key)) or 0
         total = (usage.get("cost") or {}).get("total")
-        if isinstance(total, int | float):
-            self.cost += float(total)
+        if self.cost is not None and total is not None:
+            self.cost = None if amount(total) is None else self.cost + float(total)
         self.stop_reason = message.get("stopReason")
         self.error_message = message.get("errorMessage")
         text = "".join(block.get("text", "") for block in message.get("content") or []
@@ -135,6 +135,8 @@ class PiParser(StreamParser):
                                         "input tokens are unknown")
         if self.local:
             run.cost_usd, run.cost_source = 0.0, "local model: no charge"
+        elif reported and self.cost is None:
+            run.cost_source = "pi reported a cost that is not a finite number"
         elif reported:
             run.cost_usd, run.cost_source = self.cost, "pi: its price table for the model"
         run.engine.update({"llm_calls": self.calls, "retries": self.retries,
