@@ -121,7 +121,7 @@ def test_a_server_without_usage_counts_tokens_and_asks_for_the_prompt_count() ->
         streamed, asked = server.posted("/v1/chat/completions")
     m = out.metrics
     assert out.transcript.answer == "Bonjour français"
-    assert (m.output_tokens, m.output_tokens_source) == (5, "counted")  # 5 text events
+    assert (m.output_tokens, m.output_tokens_source) == (5, "estimated")  # 5 text events
     assert (m.input_tokens, m.input_tokens_source) == (18, "server")
     assert m.prefill_tokens_per_s is None  # no server timings: unknown
     assert m.engine["usage_probe"] == {"prompt_tokens": 18, "completion_tokens": 1}

@@ -158,7 +158,7 @@ class OllamaDriver:
         prompt_n, prompt_ns = count(engine.get("prompt_eval_count")), positive(
             engine.get("prompt_eval_duration"))
         eval_n = count(engine.get("eval_count"))
-        out_source: TokenSource = "server" if eval_n is not None else "counted"
+        out_source: TokenSource = "server" if eval_n is not None else "estimated"
         output = eval_n if eval_n is not None else collector.token_events
         metrics = collector.metrics(
             output, out_source, prompt_n, "server",

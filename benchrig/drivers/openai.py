@@ -203,17 +203,19 @@ class OpenAIDriver:
     def _output(self, request: DriverRequest, root: str, state: _Stream, read: StreamRead,
                 probe: dict[str, Any] | None, server: dict[str, Any] | None,
                 perf: dict[str, Any] | None) -> DriverOutput:
-        usage, timings = state.usage or {}, state.timings or {}
-        output, out_source = count(usage.get("completion_tokens")), "server"
+        usage, timings, perf = state.usage or {}, state.timings or {}, perf or {}
+        out_source: TokenSource = "server"
+        output = count(usage.get("completion_tokens"))
         if output is None:
             output = count(timings.get("predicted_n"))
-        if output is None:
-            output, out_source = state.collector.token_events, "counted"
+        if output is None:  # `benchrig serve` counts the tokens it generated
+            output = count(perf.get("completion_tokens"))
+        if output is None:  # an event may carry several tokens (a multi-byte character)
+            output, out_source = state.collector.token_events, "estimated"
         prompt_n = count(timings.get("prompt_n"))
         input_tokens = count(usage.get("prompt_tokens"))
         if input_tokens is None and prompt_n is not None:
             input_tokens = prompt_n + (count(timings.get("cache_n")) or 0)
-        perf = perf or {}
         if input_tokens is None:
             input_tokens = count(perf.get("prompt_n"))
         if input_tokens is None and probe is not None:
@@ -227,9 +229,8 @@ class OpenAIDriver:
             "stream": {**read.to_json(), "events": state.events,
                        "token_events": state.collector.token_events},
         }
-        source: TokenSource = "server" if out_source == "server" else "counted"
         metrics = state.collector.metrics(
-            output, source, input_tokens, "server", prefill, engine)
+            output, out_source, input_tokens, "server", prefill, engine)
         # cost stays null: BenchRig has no price table, and a guessed 0 would be a lie
         s = request.settings
         sent = request_body(request.model, [], s)

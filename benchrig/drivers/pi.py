@@ -129,10 +129,11 @@ class PiParser(StreamParser):
             run.output_tokens = u["output"]
             run.input_source = run.output_source = "server"
         elif run.deltas:
-            run.output_tokens, run.output_source = run.deltas, "counted"
+            run.output_tokens, run.output_source = run.deltas, "estimated"
             run.engine["usage_note"] = ("the server sent no usage while streaming: output "
-                                        "tokens are the streamed deltas BenchRig counted; "
-                                        "input tokens are unknown")
+                                        "tokens are the streamed deltas (an estimate: one "
+                                        "delta may carry several tokens); input tokens are "
+                                        "unknown")
         if self.local:
             run.cost_usd, run.cost_source = 0.0, "local model: no charge"
         elif reported and self.cost is None:
