@@ -152,6 +152,18 @@ def test_think_switch_goes_only_to_thinking_models(monkeypatch: pytest.MonkeyPat
         thinking_model=True))  # None: the model's own default
 
 
+def test_settings_record_the_think_switch_that_was_sent() -> None:
+    reply = stream_reply(chunk({"content": "x"}), chunk({}, "stop"), chunk(None, usage=USAGE),
+                         "[DONE]")
+    out, server = run(reply, model="qwen3", think=False, thinking_model=True)
+    (sent,) = server.posted("/v1/chat/completions")
+    assert sent["chat_template_kwargs"] == {"enable_thinking": False}
+    assert (out.effective["think"], out.effective["think_requested"]) == (False, False)
+    out, server = run(reply, think=True, thinking_model=False)
+    assert "chat_template_kwargs" not in server.posted("/v1/chat/completions")[0]
+    assert (out.effective["think"], out.effective["think_requested"]) == (None, True)
+
+
 def test_api_key_comes_from_the_environment_and_is_never_recorded(
         monkeypatch: pytest.MonkeyPatch, results_dir: Path) -> None:
     secret = "sk-test-" + "7" * 24

@@ -184,7 +184,7 @@ class OpenAIDriver:
             probe = None
             if state.usage is None and state.timings is None and perf is None:
                 probe = self._probe_usage(http, url, body, headers, s.timeout_s)
-        return self._output(request, root, state, read, probe, server, perf)
+        return self._output(request, root, body, state, read, probe, server, perf)
 
     def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
                      headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
@@ -200,8 +200,8 @@ class OpenAIDriver:
         usage = reply.get("usage")
         return usage if isinstance(usage, dict) else None
 
-    def _output(self, request: DriverRequest, root: str, state: _Stream, read: StreamRead,
-                probe: dict[str, Any] | None, server: dict[str, Any] | None,
+    def _output(self, request: DriverRequest, root: str, sent: dict[str, Any], state: _Stream,
+                read: StreamRead, probe: dict[str, Any] | None, server: dict[str, Any] | None,
                 perf: dict[str, Any] | None) -> DriverOutput:
         usage, timings, perf = state.usage or {}, state.timings or {}, perf or {}
         out_source: TokenSource = "server"
@@ -233,7 +233,6 @@ class OpenAIDriver:
             output, out_source, input_tokens, "server", prefill, engine)
         # cost stays null: BenchRig has no price table, and a guessed 0 would be a lie
         s = request.settings
-        sent = request_body(request.model, [], s)
         server = server or {}
         effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
                      "think_requested": s.think,
