@@ -17,6 +17,7 @@ from benchrig.drivers import get_driver
 from benchrig.drivers.pi import PINNED_VERSION
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.serve import free_port
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.test_agent_process import alive
@@ -73,7 +74,10 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     ran = benchrig("run", str(task), "--model", "smollm2", "--driver", "pi", "--provider",
                    "local", "--max-tokens", "200", "--context-size", "2048", "--threads", "1",
                    results_dir=results_dir, timeout=1200,
-                   env={"BENCHRIG_PI_BIN": str(pi), "HOME": str(user_home)})
+                   env={"BENCHRIG_PI_BIN": str(pi), "HOME": str(user_home),
+                        # a proxy that answers nothing: loopback must never go through it
+                        **dict.fromkeys(("http_proxy", "https_proxy", "HTTP_PROXY",
+                                         "HTTPS_PROXY"), f"http://127.0.0.1:{free_port()}")})
     assert ran.code in (0, 1), ran.stderr
     loaded = load_results([results_dir])
     assert not loaded.rejected and len(loaded.results) == 1

@@ -3,6 +3,7 @@ and one collector that turns streamed deltas into a transcript and its timings."
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import ssl
 import time
@@ -42,13 +43,26 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def client(timeout_s: float) -> httpx.Client:
-    """An HTTP client whose reads wait up to the attempt's whole timeout (CPU prefill is slow)."""
+def is_loopback(url: str) -> bool:
+    """Whether `url` names this machine's loopback interface (127.0.0.0/8, ::1, localhost)."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def client(timeout_s: float, url: str) -> httpx.Client:
+    """An HTTP client for the server at `url` whose reads wait up to the attempt's whole
+    timeout (CPU prefill is slow). A loopback server is never reached through HTTP(S)_PROXY:
+    a proxy there would fail the run or add a hop to every figure."""
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S,
                                                                         timeout_s)),
-                        verify=_tls())
+                        verify=_tls(), trust_env=not is_loopback(url))
 
 
 def server_message(body: bytes) -> str:

@@ -116,7 +116,7 @@ class OllamaDriver:
     def run(self, request: DriverRequest) -> DriverOutput:
         root, s, model = ollama_url(request.provider), request.settings, request.model
         began = time.perf_counter()
-        with client(s.timeout_s) as http:
+        with client(s.timeout_s, root) as http:
             request.progress.phase(f"asking {root} about {model}")
             version = request_json(http, "GET", f"{root}/api/version").get("version")
             show = request_json(http, "POST", f"{root}/api/show", {"model": model})

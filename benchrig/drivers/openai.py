@@ -151,7 +151,7 @@ class OpenAIDriver:
         body = request_body(request.model, list(request.messages), s)
         decoder, read = SSEDecoder(), StreamRead()
         request.progress.phase("generating")
-        with client(s.timeout_s) as http:
+        with client(s.timeout_s, root) as http:
             dispatched = time.perf_counter()
             collector = StreamCollector(dispatched)
             state = _Stream(collector)

@@ -33,6 +33,7 @@ FLAGS = ["--mode", "json", "-p", "--no-session", "--offline", "--no-context-file
 DELTAS = {"text_delta": "answer", "toolcall_start": "answer", "toolcall_delta": "answer",
           "thinking_delta": "thinking"}
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class PiParser(StreamParser):
@@ -222,6 +223,9 @@ class PiDriver:
             env.update({"HOME": home, "PI_CODING_AGENT_DIR": str(local.home / ".pi" / "agent"),
                         "PI_OFFLINE": "1", "XDG_CONFIG_HOME": f"{home}/.config",
                         "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local"})
+            # pi's fetch honours http(s)_proxy; the embedded server is on loopback
+            for name in ("no_proxy", "NO_PROXY"):
+                env[name] = ",".join(filter(None, [env.get(name), *LOOPBACK_HOSTS]))
         flags = list(FLAGS)
         if request.provider:
             flags += ["--provider", request.provider]
