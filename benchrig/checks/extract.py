@@ -6,8 +6,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
+from benchrig.thinking import split_thinking
+
 FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*\n", re.MULTILINE)
 CODE_LANGS = {"", "python", "py", "python3", "py3"}
 CODE_START = re.compile(r"^(def |class |import |from |async def |@)")
@@ -21,17 +21,9 @@ class Extraction:
 
 
 def strip_thinking(text: str) -> str:
-    """The text with every <think>…</think> trace removed (and an unclosed one to the end).
-
-    A stray `</think>` with no opening tag (some templates put `<think>` in the prompt)
-    means everything before it was thinking.
-    """
-    text = THINK_BLOCK.sub("", text)
-    text = OPEN_THINK.sub("", text)
-    lowered = text.lower()
-    if "</think>" in lowered:
-        text = text[lowered.rindex("</think>") + len("</think>"):]
-    return text
+    """The text with its thinking removed (thinking.py: every <think>…</think>, an unclosed
+    <think> to the end, and everything before a stray `</think>`)."""
+    return split_thinking(text)[1]
 
 
 def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
