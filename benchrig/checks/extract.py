@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 from benchrig.thinking import split_thinking
@@ -26,19 +27,60 @@ def strip_thinking(text: str) -> str:
     return split_thinking(text)[1]
 
 
+def _indent(text: str) -> int:
+    return len(text.expandtabs(4)) - len(text.expandtabs(4).lstrip(" "))
+
+
+def _closings(text: str, opening: re.Match[str]) -> list[tuple[int, int, bool]]:
+    """Where the fence opened by `opening` may close, in order: (body end, fence end, whether
+    it is a closing fence by the rules).
+
+    A fence alone on its line closes when it is indented at most 3 columns more than the
+    opening one (CommonMark); one indented deeper (a ``` inside a docstring, say) does not,
+    but stays a last resort. Some models glue the closing fence to the last line of code:
+    that counts too.
+    """
+    marker = opening.group(1)
+    limit = _indent(text[opening.start():opening.start(1)]) + 3
+    fence = re.compile(rf"^([^\n]*?){re.escape(marker[0])}{{{len(marker)},}}[ \t]*$",
+                       re.MULTILINE)
+    found = []
+    for match in fence.finditer(text, opening.end()):
+        lead = match.group(1)
+        if lead.strip():  # glued to a line of code
+            found.append((match.start() + len(lead), match.end(), True))
+        else:
+            found.append((match.start(), match.end(), _indent(lead) <= limit))
+    return found
+
+
+def _body(text: str) -> str:
+    return textwrap.dedent(text).rstrip() + "\n"
+
+
 def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
-    """Complete fenced blocks as (language, body), and the body of a final unclosed fence."""
+    """Complete fenced blocks as (language, body), and the body of a final unclosed fence.
+
+    Bodies are dedented (a block inside a Markdown list item is indented as a whole). A
+    Python body that does not parse runs on to the next fence that makes it parse.
+    """
     blocks: list[tuple[str, str]] = []
     pos = 0
     while match := FENCE.search(text, pos):
-        marker, lang = match.group(1), match.group(2).lower()
-        # the closing fence normally stands alone, but some models glue it to the last line
-        closing = re.compile(rf"{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
-        end = closing.search(text, match.end())
-        if end is None:
-            return blocks, text[match.end():] if lang in CODE_LANGS else None
-        blocks.append((lang, text[match.end():end.start()].rstrip() + "\n"))
-        pos = end.end()
+        lang = match.group(2).lower()
+        closings = _closings(text, match)
+        chosen = next(((end, after) for end, after, rule in closings if rule), None)
+        body = _body(text[match.end():chosen[0]]) if chosen else ""
+        if lang in CODE_LANGS and (chosen is None or not _parses(body)):
+            for end, after, _ in closings:
+                candidate = _body(text[match.end():end])
+                if (chosen is None or end > chosen[0]) and _parses(candidate):
+                    chosen, body = (end, after), candidate
+                    break
+        if chosen is None:
+            return blocks, _body(text[match.end():]) if lang in CODE_LANGS else None
+        blocks.append((lang, body))
+        pos = chosen[1]
     return blocks, None
 
 
