@@ -6,7 +6,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from benchrig.spec import TaskSpec
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONTEXT = 4096
+PROMPT_ROOM = 2048  # tokens left for the prompt when the context grows to fit the budget
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
     A thinking model (config `thinking_models`) gets the task's token budget times
     `thinking_token_multiplier` in the coding, reasoning and polish suites; an explicit
     `--max-tokens` is taken as given. `think` left at None means the model's own default.
+    Without `--context-size` the context grows past the default to fit the budget and a
+    prompt (`max_tokens + PROMPT_ROOM`), so a multiplied budget is not silently capped.
     """
     config = config or Config()
     def pick(*values: Any) -> Any:
@@ -60,6 +63,12 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
         max_tokens, multiplier = overrides.max_tokens, 1
     else:
         max_tokens = pick(task.max_tokens, DEFAULT_MAX_TOKENS) * multiplier
+    if overrides.context_size is not None:
+        context_size, context_source = overrides.context_size, "command line"
+    elif max_tokens + PROMPT_ROOM > DEFAULT_CONTEXT:
+        context_size, context_source = max_tokens + PROMPT_ROOM, f"max_tokens + {PROMPT_ROOM}"
+    else:
+        context_size, context_source = DEFAULT_CONTEXT, "default"
     think, think_source = next(
         ((value, source) for value, source in (
             (overrides.think, "command line"), (task.think, "task"),
@@ -68,7 +77,8 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
     return Settings(
         temperature=pick(overrides.temperature, task.temperature, 0.0),
         max_tokens=max_tokens,
-        context_size=pick(overrides.context_size, DEFAULT_CONTEXT),
+        context_size=context_size,
+        context_size_source=context_source,
         think=think,
         threads=overrides.threads,
         timeout_s=float(task.timeout_s),
@@ -146,6 +156,15 @@ def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput |
                                + "\n" for line in lines))
 
 
+def _as_run(settings: Settings, output: DriverOutput) -> Settings:
+    """The settings with the token budget the driver really used (it may cap it to the room
+    the context leaves), so a truncation note names the real limit."""
+    cap = output.effective.get("max_tokens")
+    if isinstance(cap, int) and not isinstance(cap, bool) and cap != settings.max_tokens:
+        return replace(settings, max_tokens=cap)
+    return settings
+
+
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
                 progress: Progress | None = None) -> Attempt:
@@ -168,7 +187,7 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
             progress.phase("checking")
         began = time.perf_counter()
         try:
-            verdict = judge(task, output.transcript, settings)
+            verdict = judge(task, output.transcript, _as_run(settings, output))
         except Exception as exc:  # BenchRig is broken: record it, lose nothing
             error = DriverError("harness", f"checking failed: {type(exc).__name__}: {exc}")
         check_s = round(time.perf_counter() - began, 6)

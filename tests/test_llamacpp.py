@@ -62,6 +62,22 @@ def test_gguf_path_and_short_budget_are_honoured(results_dir: Path) -> None:
                                    "was complete")
 
 
+def test_a_budget_capped_by_the_context_is_recorded_and_named(results_dir: Path) -> None:
+    # lru-cache's prompt is 238 tokens: a 256-token window leaves room for 18 of the 1024
+    ran = benchrig("run", "lru-cache", "-m", "smollm2", "--context-size", "256",
+                   "--threads", "1", results_dir=results_dir)
+    (result,) = results_in(results_dir)
+    assert ran.code == 1, ran.stderr
+    room = 256 - result["metrics"]["input_tokens"]
+    s = result["settings"]
+    assert (s["max_tokens"], s["max_tokens_requested"], s["context_size"]) == (room, 1024, 256)
+    assert s["context_size_source"] == "command line"
+    assert result["metrics"]["output_tokens"] == room
+    assert (result["finish_reason"], result["truncated"]) == ("length", True)
+    assert result["notes"] == (f"Response truncated at num_predict={room} before the code "
+                               "was complete")
+
+
 def test_unknown_model_is_a_usage_error_naming_the_known_ones(results_dir: Path) -> None:
     ran = benchrig("run", "lru-cache", "-m", "gpt-17", results_dir=results_dir)
     assert ran.code == 2
