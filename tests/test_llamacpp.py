@@ -35,6 +35,7 @@ def test_headline_command_on_the_embedded_model(results_dir: Path) -> None:
     assert m["wall_s"] * 1000 > m["ttft_ms"]
     assert m["output_tokens"] > 0 and m["input_tokens"] > 0
     assert m["output_tokens_source"] == "counted"
+    assert (m["cost_usd"], m["cost_source"]) == (0.0, "local model (in process): no charge")
     # llama.cpp's own counters sit raw beside ours and agree on the token counts.
     engine = m["engine"]
     assert engine["source"] == "llama_perf_context"

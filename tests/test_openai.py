@@ -95,7 +95,7 @@ def test_reasoning_tool_fragments_usage_after_finish_and_timings() -> None:
     assert m.thinking_chars == len("Let me check — é")
     assert m.ttft_ms is not None and m.answer_ttft_ms is not None
     assert m.ttft_ms <= m.answer_ttft_ms <= m.wall_s * 1000  # type: ignore[operator]
-    assert m.cost_usd is None  # no price table: unknown, never a guessed 0
+    assert (m.cost_usd, m.cost_source) == (None, "no price table")  # never a guessed 0
 
 
 def test_inline_think_tags_split_like_a_reasoning_field() -> None:

@@ -51,6 +51,8 @@ def test_full_lru_cache_attempt(server: EmbeddedServer, results_dir: Path) -> No
     # causality, not speed: the client's clock spans the engine's
     assert m["ttft_ms"] >= perf["prompt_ms"]
     assert m["wall_s"] * 1000 >= perf["prompt_ms"] + perf["predicted_ms"]
+    # BenchRig runs this model itself: it costs nothing, and the result says why
+    assert (m["cost_usd"], m["cost_source"]) == (0.0, "local model (benchrig serve): no charge")
     assert result["settings"]["chat_format"] == "chatml"
     assert result["settings"]["threads"] == server.threads == 1
     assert result["settings"]["context_size"] == 4096

@@ -208,7 +208,7 @@ class LlamaCppDriver:
             input_tokens_source="counted",
             output_tokens_source="counted",
             cost_usd=0.0,
-            cost_source="local model: no charge",
+            cost_source="local model (in process): no charge",
             load_time_s=load_s,
             engine=engine,
         )

@@ -163,7 +163,7 @@ class OllamaDriver:
         metrics = collector.metrics(
             output, out_source, prompt_n, "server",
             per_second(prompt_n, prompt_ns, NS), engine, load_time_s,
-            cost_usd=0.0, cost_source="local runtime: no charge")
+            cost_source="no price table")  # not BenchRig's own run: no guessed 0
         effective = {"think": think, "think_requested": s.think, "think_capable": can_think,
                      "num_ctx": s.context_size, "num_predict": s.max_tokens,
                      "threads": s.threads, "capabilities": capabilities}

@@ -229,9 +229,13 @@ class OpenAIDriver:
             "stream": {**read.to_json(), "events": state.events,
                        "token_events": state.collector.token_events},
         }
+        # 0 only where BenchRig runs the model itself (`benchrig serve` answers its own
+        # route); elsewhere null: BenchRig has no price table, and a guessed 0 would be a lie
+        cost, cost_source = ((0.0, "local model (benchrig serve): no charge") if server
+                             else (None, "no price table"))
         metrics = state.collector.metrics(
-            output, out_source, input_tokens, "server", prefill, engine)
-        # cost stays null: BenchRig has no price table, and a guessed 0 would be a lie
+            output, out_source, input_tokens, "server", prefill, engine, cost_usd=cost,
+            cost_source=cost_source)
         s = request.settings
         server = server or {}
         effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),

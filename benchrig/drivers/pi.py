@@ -136,7 +136,7 @@ class PiParser(StreamParser):
                                         "delta may carry several tokens); input tokens are "
                                         "unknown")
         if self.local:
-            run.cost_usd, run.cost_source = 0.0, "local model: no charge"
+            run.cost_usd, run.cost_source = 0.0, "local model (benchrig serve): no charge"
         elif reported and self.cost is None:
             run.cost_source = "pi reported a cost that is not a finite number"
         elif reported:
