@@ -78,7 +78,10 @@ def server_message(body: bytes) -> str:
         if isinstance(error, dict):
             error = error.get("message", error)
         if error is not None:
-            return str(error)[:ERROR_BODY_CHARS]
+            try:
+                return str(error)[:ERROR_BODY_CHARS]
+            except RecursionError:  # nested too deep to print: the body as sent
+                return text
     return text
 
 
@@ -261,6 +264,11 @@ def count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= LARGEST_COUNT:
         return None
     return value
+
+
+def as_text(value: Any) -> str | None:
+    """A server's name, version or id as a string, or None when it sent something else."""
+    return value if isinstance(value, str) else None
 
 
 def per_second(amount: int | None, duration: float | None, unit: float = 1.0) -> float | None:

@@ -12,6 +12,7 @@ from benchrig.drivers.httpstream import (
     MALFORMED,
     StreamCollector,
     StreamRead,
+    as_text,
     base_url,
     client,
     count,
@@ -118,7 +119,7 @@ class OllamaDriver:
         began = time.perf_counter()
         with client(s.timeout_s, root) as http:
             request.progress.phase(f"asking {root} about {model}")
-            version = request_json(http, "GET", f"{root}/api/version").get("version")
+            version = as_text(request_json(http, "GET", f"{root}/api/version").get("version"))
             show = request_json(http, "POST", f"{root}/api/show", {"model": model})
             capabilities = show.get("capabilities")
             can_think = "thinking" in capabilities if isinstance(capabilities, list) else None

@@ -12,6 +12,7 @@ from benchrig.drivers.httpstream import (
     MALFORMED,
     StreamCollector,
     StreamRead,
+    as_text,
     base_url,
     client,
     count,
@@ -88,7 +89,7 @@ class _Stream:
                               f"{data[:200]!r}") from None
         if not isinstance(chunk, dict):
             return
-        self.completion_id = self.completion_id or chunk.get("id")
+        self.completion_id = self.completion_id or as_text(chunk.get("id"))
         if chunk.get("error"):
             error = chunk["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -241,15 +242,16 @@ class OpenAIDriver:
         effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
                      "think_requested": s.think,
                      # set by the server, not by this request: known only if it says so
-                     "context_size": server.get("context_size"),
-                     "threads": server.get("threads"), "chat_format": server.get("chat_format"),
+                     "context_size": count(server.get("context_size")),
+                     "threads": count(server.get("threads")),
+                     "chat_format": as_text(server.get("chat_format")),
                      "api_key_env": API_KEY_ENV if _headers() else None}
         transcript = Transcript(answer=state.collector.splitter.answer,
                                 thinking=state.collector.splitter.thinking,
                                 finish_reason=state.finish_reason,
                                 tool_calls=tuple(state.calls[i] for i in sorted(state.calls)))
-        runtime = {"name": server.get("server", "openai-compatible"),
-                   "version": server.get("version"), "base_url": root,
+        runtime = {"name": as_text(server.get("server")) or "openai-compatible",
+                   "version": as_text(server.get("version")), "base_url": root,
                    "http_server": read.headers.get("server"), "served": server or None}
         return DriverOutput(transcript=transcript, metrics=metrics, runtime=runtime,
                             effective=effective)
