@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from benchrig.jsonsafe import json_safe
+
 TOKENS_PER_S_FLOOR_S = 0.001
 TokenSource = Literal["server", "counted", "estimated"]
 
@@ -35,9 +37,9 @@ class Metrics:
     thinking_tokens_source: TokenSource | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["engine"] = dict(self.engine) or None
-        return data
+        data = asdict(replace(self, engine={}))  # asdict would recurse into raw engine data
+        data["engine"] = json_safe(dict(self.engine)) or None
+        return json_safe(data)  # type: ignore[no-any-return]
 
 
 def decode_rate(output_tokens: int | None, wall_s: float | None,

@@ -74,7 +74,7 @@ def write_result(directory: Path, result: dict[str, Any]) -> Path:
     """Validate `result`, then write it to results/<date>-<model>-<task>-<run_id>.json."""
     validate(result)
     path = result_path(directory, result)
-    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return path
 
 

@@ -6,7 +6,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
 from benchrig.errors import DriverError
+from benchrig.jsonsafe import json_safe
 from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
 from benchrig.result import (
@@ -32,6 +33,7 @@ from benchrig.spec import TaskSpec
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONTEXT = 4096
+PROMPT_ROOM = 2048  # tokens left for the prompt when the context grows to fit the budget
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
     A thinking model (config `thinking_models`) gets the task's token budget times
     `thinking_token_multiplier` in the coding, reasoning and polish suites; an explicit
     `--max-tokens` is taken as given. `think` left at None means the model's own default.
+    Without `--context-size` the context grows past the default to fit the budget and a
+    prompt (`max_tokens + PROMPT_ROOM`), so a multiplied budget is not silently capped.
     """
     config = config or Config()
     def pick(*values: Any) -> Any:
@@ -68,6 +72,12 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
         max_tokens, multiplier = overrides.max_tokens, 1
     else:
         max_tokens = pick(task.max_tokens, DEFAULT_MAX_TOKENS) * multiplier
+    if overrides.context_size is not None:
+        context_size, context_source = overrides.context_size, "command line"
+    elif max_tokens + PROMPT_ROOM > DEFAULT_CONTEXT:
+        context_size, context_source = max_tokens + PROMPT_ROOM, f"max_tokens + {PROMPT_ROOM}"
+    else:
+        context_size, context_source = DEFAULT_CONTEXT, "default"
     think, think_source = next(
         ((value, source) for value, source in (
             (overrides.think, "command line"), (task.think, "task"),
@@ -76,7 +86,8 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
     return Settings(
         temperature=pick(overrides.temperature, task.temperature, 0.0),
         max_tokens=max_tokens,
-        context_size=pick(overrides.context_size, DEFAULT_CONTEXT),
+        context_size=context_size,
+        context_size_source=context_source,
         think=think,
         threads=overrides.threads,
         timeout_s=float(task.timeout_s),
@@ -154,7 +165,17 @@ def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput |
                       "finish_reason": t.finish_reason, "tool_calls": list(t.tool_calls),
                       "turns": t.turns, "files": dict(t.files)})
         lines.extend(dict(event) for event in output.events)
-    write_atomic(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    write_atomic(path, "".join(json.dumps(json_safe(line), ensure_ascii=False, allow_nan=False)
+                               + "\n" for line in lines))
+
+
+def _as_run(settings: Settings, output: DriverOutput) -> Settings:
+    """The settings with the token budget the driver really used (it may cap it to the room
+    the context leaves), so a truncation note names the real limit."""
+    cap = output.effective.get("max_tokens")
+    if isinstance(cap, int) and not isinstance(cap, bool) and cap != settings.max_tokens:
+        return replace(settings, max_tokens=cap)
+    return settings
 
 
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
@@ -179,14 +200,15 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
             progress.phase("checking")
         began = time.perf_counter()
         try:
-            verdict = judge(task, output.transcript, settings)
+            verdict = judge(task, output.transcript, _as_run(settings, output))
         except Exception as exc:  # BenchRig is broken: record it, lose nothing
             error = DriverError("harness", f"checking failed: {type(exc).__name__}: {exc}")
         check_s = round(time.perf_counter() - began, 6)
     if output is None and error is not None:
         output = error.partial  # what was measured before it failed: recorded, never checked
-    result = _result(task, model, agent or driver.name, driver, provider, settings, started,
-                     ended, output, error, verdict, check_s)
+    # raw server and agent data inside (engine, runtime, settings) may hold inf or deep nesting
+    result = json_safe(_result(task, model, agent or driver.name, driver, provider, settings,
+                               started, ended, output, error, verdict, check_s))
     path = result_path(results_dir, result)
     sidecar = path.with_suffix(".transcript.jsonl")
     result["transcript_file"] = sidecar.name

@@ -100,7 +100,9 @@ class EmbeddedServer:
                 raise DriverError("infra", f"benchrig serve: the server exited "
                                   f"(code {self.proc.returncode}): {log}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
+                # this machine's own server: never through HTTP(S)_PROXY
+                if httpx.get(f"{self.base_url}/models", timeout=1.0,
+                             trust_env=False).status_code == 200:
                     return self
             time.sleep(0.1)
         self.stop()

@@ -6,8 +6,9 @@ token, which slows prefill and leaves llama.cpp's prompt timer empty), and three
 - no prompt-prefix reuse between requests: llama-cpp-python keeps the previous request's
   tokens and skips the prefill of a shared prefix, so a repeated prompt would answer
   faster every time; here each request pays its own prefill, as in the in-process driver;
-- llama.cpp's own counters (`llama_perf_context`) for every completion, kept by
-  completion id and served at `GET /v1/benchrig/perf/{id}`;
+- llama.cpp's own counters (`llama_perf_context`) for every completion, with the number of
+  tokens it generated (`completion_tokens`), kept by completion id and served at
+  `GET /v1/benchrig/perf/{id}`;
 - `GET /v1/benchrig/server`: the settings the server runs with (chat format, threads, …),
   so a client can record them.
 
@@ -32,7 +33,8 @@ def perf_counters(llm: Any) -> dict[str, Any]:
 
 
 def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
-    """Wrap Llama._create_completion: reset before, record llama.cpp's counters after."""
+    """Wrap Llama._create_completion: reset before, record llama.cpp's counters after, and
+    count the tokens generated for the completion as they are sampled."""
     import llama_cpp
 
     original = llama_cpp.Llama._create_completion
@@ -41,17 +43,38 @@ def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
         self.reset()  # forget the previous prompt: no prefix reuse
         llama_cpp.llama_perf_context_reset(self._ctx.ctx)
         completion_id = None
+        generated = self.benchrig_generated = [0]  # counted by generate_counted
         for chunk in original(self, *args, **kwargs):
             completion_id = completion_id or chunk.get("id")
             yield chunk
         if completion_id:
-            counters = perf_counters(self)
+            # llama.cpp's n_eval counts tokens decoded: at a length stop the last one is
+            # sampled but never decoded. The completion's own count is every token sampled
+            # but the end-of-generation one (what the server's usage would say unstreamed).
+            counters = {**perf_counters(self), "completion_tokens": generated[0]}
             for key in (completion_id, f"chat{completion_id}"):  # chat ids add "chat"
                 perf[key] = counters
             while len(perf) > KEEP:
                 perf.popitem(last=False)
 
     setattr(llama_cpp.Llama, "_create_completion", measured)  # noqa: B010 (mypy: method)
+    setattr(llama_cpp.Llama, "generate", counting(llama_cpp.Llama.generate))  # noqa: B010
+
+
+def counting(generate: Any) -> Any:
+    """Llama.generate, adding each token it yields that is not an end-of-generation token
+    (the completion stops at those without keeping them) to the completion's count."""
+    import llama_cpp
+
+    def generate_counted(self: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
+        generated = getattr(self, "benchrig_generated", None)
+        for token in generate(self, *args, **kwargs):
+            if generated is not None and not llama_cpp.llama_vocab_is_eog(self._model.vocab,
+                                                                          token):
+                generated[0] += 1
+            yield token
+
+    return generate_counted
 
 
 def main(argv: list[str]) -> None:

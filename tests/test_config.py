@@ -56,6 +56,18 @@ def test_thinking_model_gets_the_multiplied_budget_in_coding() -> None:
     assert (forced.max_tokens, forced.max_tokens_multiplier) == (50, 1)
 
 
+def test_the_context_grows_to_hold_the_budget_unless_it_is_given() -> None:
+    coding = task()
+    thinking = settings_for(coding, Overrides(), model="qwen3:8b")
+    assert (thinking.context_size, thinking.context_size_source) == (12288 + 2048,
+                                                                     "max_tokens + 2048")
+    plain = settings_for(coding, Overrides(), model="qwen2.5-coder:7b")
+    assert (plain.context_size, plain.context_size_source) == (4096, "default")
+    given = settings_for(coding, Overrides(context_size=2048), model="qwen3")
+    assert (given.context_size, given.context_size_source) == (2048, "command line")
+    assert settings_for(coding, Overrides(max_tokens=3000), model="m").context_size == 5048
+
+
 def test_think_precedence_command_line_task_suite_model() -> None:
     speed = task(suite="speed")
     assert (settings_for(speed, Overrides()).think,
@@ -119,3 +131,5 @@ def test_cli_records_the_effective_settings(tmp_path: Path) -> None:
     assert (settings["max_tokens"], settings["max_tokens_multiplier"]) == (4096, 4)
     assert (settings["think"], settings["think_source"]) == (False, "command line")
     assert (settings["thinking_model"], settings["config_file"]) == (True, str(config))
+    assert (settings["context_size"], settings["context_size_source"]) == (4096 + 2048,
+                                                                           "max_tokens + 2048")

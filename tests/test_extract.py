@@ -76,3 +76,43 @@ def test_prose_only_has_no_code() -> None:
 def test_truncation_message_is_exact() -> None:
     assert truncation_message(512) == (
         "Response truncated at num_predict=512 before the code was complete")
+
+
+def test_a_block_indented_in_a_list_item_is_dedented() -> None:
+    text = "1. The function:\n\n   ```python\n   def f(x):\n       return x + 1\n   ```\n2. Done.\n"
+    found = extract_code(text, ("f",))
+    assert (found.code, found.how) == (CODE, "fenced")
+
+
+DOCUMENTED = '''def f(x):
+    """Add one.
+
+    ```
+    >>> f(1)
+    2
+    ```
+    """
+    return x + 1
+'''
+
+
+def test_an_indented_fence_inside_a_docstring_does_not_close_the_block() -> None:
+    found = extract_code(f"Here:\n```python\n{DOCUMENTED}```\nThat is all.", ("f",))
+    assert (found.code, found.how) == (DOCUMENTED, "fenced")
+
+
+def test_a_body_that_does_not_parse_runs_on_to_the_fence_that_makes_it_parse() -> None:
+    glued = DOCUMENTED.replace("    ```\n    \"\"\"", "    Done. ```\n    \"\"\"")
+    found = extract_code(f"```python\n{glued}```\n", ("f",))
+    assert found.code == glued
+
+
+def test_blocks_are_not_merged_when_neither_parses_as_one() -> None:
+    text = f"```python\ndef f(:\n```\nFixed:\n```python\n{CODE}```\n"
+    assert extract_code(text, ("f",)).code == CODE
+    assert extract_code("```python\ndef f(:\n```\n```text\nx\n```\n").code == "def f(:\n"
+
+
+def test_a_cut_answer_whose_only_fence_is_in_a_docstring_is_truncated() -> None:
+    cut = DOCUMENTED.split("    \"\"\"\n    return")[0]
+    assert extract_code(f"```python\n{cut}", ("f",), hit_token_limit=True).truncated

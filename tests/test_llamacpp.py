@@ -35,6 +35,7 @@ def test_headline_command_on_the_embedded_model(results_dir: Path) -> None:
     assert m["wall_s"] * 1000 > m["ttft_ms"]
     assert m["output_tokens"] > 0 and m["input_tokens"] > 0
     assert m["output_tokens_source"] == "counted"
+    assert (m["cost_usd"], m["cost_source"]) == (0.0, "local model (in process): no charge")
     # llama.cpp's own counters sit raw beside ours and agree on the token counts.
     engine = m["engine"]
     assert engine["source"] == "llama_perf_context"
@@ -60,6 +61,22 @@ def test_gguf_path_and_short_budget_are_honoured(results_dir: Path) -> None:
         assert result["truncated"] is True
         assert result["notes"] == ("Response truncated at num_predict=16 before the code "
                                    "was complete")
+
+
+def test_a_budget_capped_by_the_context_is_recorded_and_named(results_dir: Path) -> None:
+    # lru-cache's prompt is 238 tokens: a 256-token window leaves room for 18 of the 1024
+    ran = benchrig("run", "lru-cache", "-m", "smollm2", "--context-size", "256",
+                   "--threads", "1", results_dir=results_dir)
+    (result,) = results_in(results_dir)
+    assert ran.code == 1, ran.stderr
+    room = 256 - result["metrics"]["input_tokens"]
+    s = result["settings"]
+    assert (s["max_tokens"], s["max_tokens_requested"], s["context_size"]) == (room, 1024, 256)
+    assert s["context_size_source"] == "command line"
+    assert result["metrics"]["output_tokens"] == room
+    assert (result["finish_reason"], result["truncated"]) == ("length", True)
+    assert result["notes"] == (f"Response truncated at num_predict={room} before the code "
+                               "was complete")
 
 
 def test_unknown_model_is_a_usage_error_naming_the_known_ones(results_dir: Path) -> None:

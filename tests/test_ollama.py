@@ -92,7 +92,9 @@ def only_result(folder: Path) -> dict[str, Any]:
 def test_full_attempt_through_run_sh_with_ollama_host(results_dir: Path) -> None:
     chat = Reply(rechunk(ndjson(*ANSWER_LINES, done()), 7), content_type="application/x-ndjson",
                  pause_s=0.002)
-    with Loopback(routes(chat)) as server:
+    loaded = [{"name": f"{MODEL}:latest", "model": f"{MODEL}:latest", "size": 6654289920,
+               "size_vram": 0, "context_length": 1024 * 12 + 2048}]
+    with Loopback(routes(chat, loaded=loaded)) as server:
         host = server.url.removeprefix("http://")  # OLLAMA_HOST may omit the scheme
         ran = benchrig("lru-cache", f"{MODEL}:latest", "ollama", results_dir=results_dir,
                        command=[str(ROOT / "scripts" / "run.sh")], env={"OLLAMA_HOST": host})
@@ -108,19 +110,21 @@ def test_full_attempt_through_run_sh_with_ollama_host(results_dir: Path) -> None
     engine = m["engine"]
     assert {k: engine[k] for k in FINAL} == FINAL  # kept raw
     assert engine["eval_per_second"] == pytest.approx(282 / 4.535599)
-    assert engine["placement"] == "cpu" and engine["ps"]["context_length"] == 4096
+    assert engine["placement"] == "cpu" and engine["ps"]["context_length"] == 14336
     assert "warmup" not in engine and m["load_time_s"] is None  # loaded with this num_ctx
     # our own clock: thinking first, then the answer, decode rate over our span
     assert 0 < m["ttft_ms"] < m["answer_ttft_ms"] < m["wall_s"] * 1000
     assert m["think_time_s"] == pytest.approx((m["answer_ttft_ms"] - m["ttft_ms"]) / 1000)
     assert m["thinking_chars"] == len("".join(THINKING))
     assert m["tokens_per_s"] == pytest.approx(282 / (m["wall_s"] - m["ttft_ms"] / 1000))
-    assert (m["cost_usd"], m["cost_source"]) == (0.0, "local runtime: no charge")
+    # Ollama is not BenchRig's own run of the model: no price table, no guessed 0
+    assert (m["cost_usd"], m["cost_source"]) == (None, "no price table")
     # what was sent: the model's default think (coding), the window and the budget
     (sent,) = chats
     assert "think" not in sent and sent["stream"] is True
-    assert sent["options"] == {"num_ctx": 4096, "num_predict": 1024 * 12, "temperature": 0,
-                               "seed": 0}  # qwen3 is a thinking model: 12 × the budget
+    # qwen3 is a thinking model: 12 × the budget, and a window that holds it and the prompt
+    assert sent["options"] == {"num_ctx": 1024 * 12 + 2048, "num_predict": 1024 * 12,
+                               "temperature": 0, "seed": 0}
     assert result["settings"]["max_tokens_multiplier"] == 12
     assert result["settings"]["think"] is None and result["settings"]["think_capable"] is True
     assert result["environment"]["runtime"] == {"name": "ollama", "version": "0.13.5",
@@ -143,8 +147,11 @@ def test_thinking_model_gets_its_multiplied_budget_and_speed_turns_think_off() -
         speed = replace(spec, suite="speed")
         out = OllamaDriver().run(DriverRequest(speed, render(speed), MODEL, server.url,
                                                settings_for(speed, Overrides(), model="qwen3")))
-        coding, fast = server.posted("/api/chat")
+        warmup, coding, fast = server.posted("/api/chat")
     assert coding["options"]["num_predict"] == 1024 * 12 and "think" not in coding
+    # the window grew to hold the budget and a prompt (loaded first, untimed)
+    assert warmup["options"]["num_ctx"] == coding["options"]["num_ctx"] == 1024 * 12 + 2048
+    assert settings.context_size_source == "max_tokens + 2048"
     assert fast["think"] is False and fast["options"]["num_predict"] == 1024
     assert out.effective["think"] is False
 

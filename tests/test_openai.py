@@ -95,7 +95,7 @@ def test_reasoning_tool_fragments_usage_after_finish_and_timings() -> None:
     assert m.thinking_chars == len("Let me check — é")
     assert m.ttft_ms is not None and m.answer_ttft_ms is not None
     assert m.ttft_ms <= m.answer_ttft_ms <= m.wall_s * 1000  # type: ignore[operator]
-    assert m.cost_usd is None  # no price table: unknown, never a guessed 0
+    assert (m.cost_usd, m.cost_source) == (None, "no price table")  # never a guessed 0
 
 
 def test_inline_think_tags_split_like_a_reasoning_field() -> None:
@@ -121,7 +121,7 @@ def test_a_server_without_usage_counts_tokens_and_asks_for_the_prompt_count() ->
         streamed, asked = server.posted("/v1/chat/completions")
     m = out.metrics
     assert out.transcript.answer == "Bonjour français"
-    assert (m.output_tokens, m.output_tokens_source) == (5, "counted")  # 5 text events
+    assert (m.output_tokens, m.output_tokens_source) == (5, "estimated")  # 5 text events
     assert (m.input_tokens, m.input_tokens_source) == (18, "server")
     assert m.prefill_tokens_per_s is None  # no server timings: unknown
     assert m.engine["usage_probe"] == {"prompt_tokens": 18, "completion_tokens": 1}
@@ -150,6 +150,18 @@ def test_think_switch_goes_only_to_thinking_models(monkeypatch: pytest.MonkeyPat
                                                                         thinking_model=False))
     assert "chat_template_kwargs" not in request_body("qwen3", [], Settings(
         thinking_model=True))  # None: the model's own default
+
+
+def test_settings_record_the_think_switch_that_was_sent() -> None:
+    reply = stream_reply(chunk({"content": "x"}), chunk({}, "stop"), chunk(None, usage=USAGE),
+                         "[DONE]")
+    out, server = run(reply, model="qwen3", think=False, thinking_model=True)
+    (sent,) = server.posted("/v1/chat/completions")
+    assert sent["chat_template_kwargs"] == {"enable_thinking": False}
+    assert (out.effective["think"], out.effective["think_requested"]) == (False, False)
+    out, server = run(reply, think=True, thinking_model=False)
+    assert "chat_template_kwargs" not in server.posted("/v1/chat/completions")[0]
+    assert (out.effective["think"], out.effective["think_requested"]) == (None, True)
 
 
 def test_api_key_comes_from_the_environment_and_is_never_recorded(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
+
+import pytest
 
 from benchrig.result import validate
 from tests.conftest import SOLUTIONS, answer_file, benchrig, fenced
@@ -56,6 +59,30 @@ def test_prose_around_a_fenced_block_is_extracted(tmp_path: Path, results_dir: P
     ran = replay(tmp_path, results_dir, text)
     assert ran.code == 0, ran.stdout + ran.stderr
     assert only_result(results_dir)["result"] == "pass"
+
+
+DOCSTRING = '''class LRUCache:
+    """Least recently used first out. Usage:
+
+    ```
+    cache = LRUCache(2)
+    cache.put(1, 1)
+    ```
+    """
+'''
+
+
+@pytest.mark.parametrize("shape", ["list-item", "docstring-fence", "both"])
+def test_correct_code_passes_in_markdown_shapes(shape: str, tmp_path: Path,
+                                                results_dir: Path) -> None:
+    code = GOOD if shape == "list-item" else GOOD.replace("class LRUCache:\n", DOCSTRING)
+    answer = fenced(code, before="Here it is:\n\n")
+    if shape != "docstring-fence":
+        answer = "1. The cache:\n\n" + textwrap.indent(answer, "   ") + "2. Both are O(1).\n"
+    ran = replay(tmp_path, results_dir, answer)
+    result = only_result(results_dir)
+    assert ran.code == 0 and result["result"] == "pass", result["checks"]["details"]
+    assert result["evidence"]["extraction"] == "fenced"
 
 
 def test_code_only_inside_think_is_no_code(tmp_path: Path, results_dir: Path) -> None:

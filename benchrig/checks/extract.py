@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
-THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)
+from benchrig.thinking import split_thinking
+
 FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+.#-]*)[^\n]*\n", re.MULTILINE)
 CODE_LANGS = {"", "python", "py", "python3", "py3"}
 CODE_START = re.compile(r"^(def |class |import |from |async def |@)")
@@ -21,32 +22,65 @@ class Extraction:
 
 
 def strip_thinking(text: str) -> str:
-    """The text with every <think>…</think> trace removed (and an unclosed one to the end).
+    """The text with its thinking removed (thinking.py: every <think>…</think>, an unclosed
+    <think> to the end, and everything before a stray `</think>`)."""
+    return split_thinking(text)[1]
 
-    A stray `</think>` with no opening tag (some templates put `<think>` in the prompt)
-    means everything before it was thinking.
+
+def _indent(text: str) -> int:
+    return len(text.expandtabs(4)) - len(text.expandtabs(4).lstrip(" "))
+
+
+def _closings(text: str, opening: re.Match[str]) -> list[tuple[int, int, bool]]:
+    """Where the fence opened by `opening` may close, in order: (body end, fence end, whether
+    it is a closing fence by the rules).
+
+    A fence alone on its line closes when it is indented at most 3 columns more than the
+    opening one (CommonMark); one indented deeper (a ``` inside a docstring, say) does not,
+    but stays a last resort. Some models glue the closing fence to the last line of code:
+    that counts too.
     """
-    text = THINK_BLOCK.sub("", text)
-    text = OPEN_THINK.sub("", text)
-    lowered = text.lower()
-    if "</think>" in lowered:
-        text = text[lowered.rindex("</think>") + len("</think>"):]
-    return text
+    marker = opening.group(1)
+    limit = _indent(text[opening.start():opening.start(1)]) + 3
+    fence = re.compile(rf"^([^\n]*?){re.escape(marker[0])}{{{len(marker)},}}[ \t]*$",
+                       re.MULTILINE)
+    found = []
+    for match in fence.finditer(text, opening.end()):
+        lead = match.group(1)
+        if lead.strip():  # glued to a line of code
+            found.append((match.start() + len(lead), match.end(), True))
+        else:
+            found.append((match.start(), match.end(), _indent(lead) <= limit))
+    return found
+
+
+def _body(text: str) -> str:
+    return textwrap.dedent(text).rstrip() + "\n"
 
 
 def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
-    """Complete fenced blocks as (language, body), and the body of a final unclosed fence."""
+    """Complete fenced blocks as (language, body), and the body of a final unclosed fence.
+
+    Bodies are dedented (a block inside a Markdown list item is indented as a whole). A
+    Python body that does not parse runs on to the next fence that makes it parse.
+    """
     blocks: list[tuple[str, str]] = []
     pos = 0
     while match := FENCE.search(text, pos):
-        marker, lang = match.group(1), match.group(2).lower()
-        # the closing fence normally stands alone, but some models glue it to the last line
-        closing = re.compile(rf"{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
-        end = closing.search(text, match.end())
-        if end is None:
-            return blocks, text[match.end():] if lang in CODE_LANGS else None
-        blocks.append((lang, text[match.end():end.start()].rstrip() + "\n"))
-        pos = end.end()
+        lang = match.group(2).lower()
+        closings = _closings(text, match)
+        chosen = next(((end, after) for end, after, rule in closings if rule), None)
+        body = _body(text[match.end():chosen[0]]) if chosen else ""
+        if lang in CODE_LANGS and (chosen is None or not _parses(body)):
+            for end, after, _ in closings:
+                candidate = _body(text[match.end():end])
+                if (chosen is None or end > chosen[0]) and _parses(candidate):
+                    chosen, body = (end, after), candidate
+                    break
+        if chosen is None:
+            return blocks, _body(text[match.end():]) if lang in CODE_LANGS else None
+        blocks.append((lang, body))
+        pos = chosen[1]
     return blocks, None
 
 

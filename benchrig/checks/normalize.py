@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from benchrig.checks.extract import strip_thinking
+from benchrig.thinking import split_thinking
 
 TAIL_CHARS = 300
 
@@ -100,9 +100,7 @@ class Answer:
 def final_text(answer: str, thinking: str = "") -> Answer:
     """The answer after `</think>`; `ended_in_thinking` when the response stopped inside a
     trace (a separate reasoning field with nothing after it, or an unclosed `<think>`)."""
-    lowered = answer.lower()
-    unclosed = lowered.rfind("<think>") > lowered.rfind("</think>")
-    text = strip_thinking(answer)
+    _, text, unclosed = split_thinking(answer)
     return Answer(text, unclosed or (bool(thinking.strip()) and not text.strip()))
 
 

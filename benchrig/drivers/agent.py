@@ -13,10 +13,11 @@ from typing import Any
 from benchrig.drivers.agent_process import Line, Workspace, stream_process
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.errors import DriverError
+from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
 from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
 
 MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are counted
-PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError)
+PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, *NUMERIC_ERRORS)
 
 
 @dataclass
@@ -74,8 +75,14 @@ class StreamParser:
 
 
 def integer(value: Any) -> int | None:
-    """A token count as the agent sent it: a missing or non-numeric value is unknown."""
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A token count as the agent sent it: a missing, non-numeric or non-finite value (JSON's
+    `1e400` is inf) is unknown."""
+    return whole(value)
+
+
+def amount(value: Any) -> float | None:
+    """A cost as the agent sent it: a finite number, else unknown."""
+    return finite(value)
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -116,7 +123,7 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
             first_line.append(line.t)
         try:
             data = json.loads(line.text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             if line.text.strip():
                 parser.text(line.t, line.text)
                 keep({"kind": "stdout", "t_s": stamp, "text": line.text})
@@ -125,7 +132,11 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
             parser.event(line.t, data)
         except PARSE_ERRORS:  # a known event in an unexpected shape: keep it, count it
             counts["unparsed"] += 1
-        keep({"kind": "event", "t_s": stamp, "event": parser.record(data)})
+        try:
+            record = parser.record(data)
+        except PARSE_ERRORS:
+            record = data
+        keep({"kind": "event", "t_s": stamp, "event": record})
         request.progress.tokens(parser.run.deltas)
 
     with Workspace() as workspace:
@@ -139,7 +150,10 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
         code, how = workspace.read(request.task.solution_file)
     if counts["dropped"]:
         events.append({"kind": "note", "text": f"{counts['dropped']} more lines not kept"})
-    run = parser.finish()
+    try:
+        run, unreadable = parser.finish(), None
+    except Exception as exc:  # an event shape no parser foresaw: the stream's fault, not ours
+        run, unreadable = parser.run, f"{type(exc).__name__}: {exc}"
     ttft_ms, answer_ms = _ms(run.first_any_s), _ms(run.first_answer_s)
     rate, floored = decode_rate(run.output_tokens, finished.wall_s, ttft_ms)
     engine = {
@@ -172,6 +186,9 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
     if finished.timed_out:
         raise DriverError("timeout", f"{agent} did not finish within timeout_s="
                           f"{request.settings.timeout_s:g}; its process group was killed",
+                          partial=output)
+    if unreadable is not None:
+        raise DriverError("infra", f"{agent}'s events could not be read ({unreadable})",
                           partial=output)
     if run.failure:
         raise DriverError("infra", f"{agent} reported an error: {run.failure}", partial=output)

@@ -79,7 +79,7 @@ class Line:
 class Finished:
     exit_code: int | None  # None when BenchRig killed it
     timed_out: bool
-    wall_s: float  # spawn → exit (or kill)
+    wall_s: float  # spawn → exit or the last line read, whichever is later (or kill)
     stderr_tail: str
 
 
@@ -161,11 +161,15 @@ def stream_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeou
         selector.register(fd, selectors.EVENT_READ)
     deadline = began + timeout_s
     exited_at: float | None = None
+    last_line_at: float | None = None
     timed_out = False
 
     def emit(fd: int, texts: list[str]) -> None:
-        nonlocal stderr_tail
-        now = time.perf_counter() - began
+        nonlocal stderr_tail, last_line_at
+        read_at = time.perf_counter()
+        now = read_at - began
+        if texts:
+            last_line_at = read_at
         for text in texts:
             if sources[fd] == "stderr":
                 stderr_tail = (stderr_tail + text + "\n")[-STDERR_TAIL_CHARS:]
@@ -214,7 +218,10 @@ def stream_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeou
             proc.stdout.close()
         if use_pty:
             os.close(master)
-    wall = (exited_at if exited_at is not None else ended) - began
+    # Lines still in the pipe when the exit was seen are read (and stamped) after it: the
+    # wall ends at whichever came last, so no line is ever later than the wall.
+    end = ended if exited_at is None else max(exited_at, last_line_at or exited_at)
+    wall = end - began
     return Finished(None if timed_out else proc.returncode, timed_out, wall, stderr_tail.strip())
 
 

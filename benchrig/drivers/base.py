@@ -25,10 +25,12 @@ class Settings:
     threads: int | None = None
     seed: int | None = 0
     timeout_s: float = 300.0
-    # Where max_tokens and think came from (benchrig.toml, task, command line).
+    # Where max_tokens, think and context_size came from (benchrig.toml, task, command
+    # line, or grown to fit the budget).
     thinking_model: bool | None = None
     max_tokens_multiplier: int = 1
     think_source: str | None = None
+    context_size_source: str | None = None
     config_file: str | None = None
 
     def to_json(self) -> dict[str, Any]:

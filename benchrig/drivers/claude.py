@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.drivers.agent import AgentRun, StreamParser, amount, drive, integer, prompt_text
 from benchrig.drivers.agent_process import cli_version, locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
@@ -136,9 +136,9 @@ class ClaudeParser(StreamParser):
                 "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
             run.output_tokens = integer(usage.get("output_tokens"))
             run.input_source = run.output_source = "server"
-        cost = result.get("total_cost_usd")
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
-            run.cost_usd = float(cost)
+        cost = amount(result.get("total_cost_usd"))
+        if cost is not None:
+            run.cost_usd = cost
             run.cost_source = "claude: total_cost_usd, its estimate from a bundled price table"
         run.engine.update({
             "subtype": subtype, "is_error": is_error, "stop_reason": stop,

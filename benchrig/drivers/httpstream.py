@@ -3,6 +3,7 @@ and one collector that turns streamed deltas into a transcript and its timings."
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import ssl
 import time
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from benchrig.errors import DriverError, UsageError
+from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
 from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
 from benchrig.thinking import ThinkSplitter
 
@@ -41,13 +43,26 @@ def _tls() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def client(timeout_s: float) -> httpx.Client:
-    """An HTTP client whose reads wait up to the attempt's whole timeout (CPU prefill is slow)."""
+def is_loopback(url: str) -> bool:
+    """Whether `url` names this machine's loopback interface (127.0.0.0/8, ::1, localhost)."""
+    host = (urlsplit(url).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def client(timeout_s: float, url: str) -> httpx.Client:
+    """An HTTP client for the server at `url` whose reads wait up to the attempt's whole
+    timeout (CPU prefill is slow). A loopback server is never reached through HTTP(S)_PROXY:
+    a proxy there would fail the run or add a hop to every figure."""
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S,
                                                                         timeout_s)),
-                        verify=_tls())
+                        verify=_tls(), trust_env=not is_loopback(url))
 
 
 def server_message(body: bytes) -> str:
@@ -56,14 +71,17 @@ def server_message(body: bytes) -> str:
     text = body[:ERROR_BODY_CHARS].decode("utf-8", "replace").strip()
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text or "(empty body)"
     if isinstance(data, dict):
         error = data.get("error", data.get("detail"))
         if isinstance(error, dict):
             error = error.get("message", error)
         if error is not None:
-            return str(error)[:ERROR_BODY_CHARS]
+            try:
+                return str(error)[:ERROR_BODY_CHARS]
+            except RecursionError:  # nested too deep to print: the body as sent
+                return text
     return text
 
 
@@ -96,7 +114,7 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
                           f"{server_message(response.content)}")
     try:
         data = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise DriverError("infra", f"{url} answered with something that is not a JSON "
@@ -104,7 +122,7 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
     return data
 
 
-MALFORMED = (AttributeError, TypeError, KeyError, ValueError)
+MALFORMED = (AttributeError, TypeError, KeyError, ValueError, *NUMERIC_ERRORS)
 
 
 def malformed(url: str, raw: bytes, exc: Exception) -> DriverError:
@@ -236,14 +254,26 @@ class StreamCollector:
 
 
 def positive(value: Any) -> float | None:
-    """A counter as a number, or None when missing, not a number, or not positive."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return float(value)
+    """A counter as a number, or None when missing, not a finite number, or not positive."""
+    number = finite(value)
+    return number if number is not None and number > 0 else None
 
 
 def count(value: Any) -> int | None:
     """A token count as an int, or None when missing or not a count (never a guessed 0)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= LARGEST_COUNT:
         return None
     return value
+
+
+def as_text(value: Any) -> str | None:
+    """A server's name, version or id as a string, or None when it sent something else."""
+    return value if isinstance(value, str) else None
+
+
+def per_second(amount: int | None, duration: float | None, unit: float = 1.0) -> float | None:
+    """`amount` per second of a `duration` given in `unit`s of a second (Ollama: ns); None
+    when either is unknown or the quotient is not a finite number."""
+    if not amount or duration is None:
+        return None
+    return finite(amount / duration * unit)

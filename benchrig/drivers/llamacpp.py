@@ -147,7 +147,7 @@ class LlamaCppDriver:
         if room <= 0:
             raise DriverError("infra", f"the prompt ({len(prompt)} tokens) does not fit the "
                               f"context window ({settings.context_size})")
-        budget = min(settings.max_tokens, room)
+        budget = min(settings.max_tokens, room)  # recorded: the real limit of this attempt
         llm.reset()  # no prompt cache across attempts: each one pays its own prefill
         llama_cpp.llama_perf_context_reset(llm.ctx)
         if settings.seed is not None:
@@ -208,7 +208,7 @@ class LlamaCppDriver:
             input_tokens_source="counted",
             output_tokens_source="counted",
             cost_usd=0.0,
-            cost_source="local model: no charge",
+            cost_source="local model (in process): no charge",
             load_time_s=load_s,
             engine=engine,
         )
@@ -219,5 +219,10 @@ class LlamaCppDriver:
             runtime={"name": "llama-cpp-python", "version": llama_cpp.__version__,
                      "model_path": str(path)},
             effective={"context_size": settings.context_size, "threads": threads,
-                       "chat_format": llm.chat_format, "prompt_cache": False, **SAMPLING},
+                       "max_tokens": budget, "chat_format": llm.chat_format,
+                       "prompt_cache": False, **SAMPLING,
+                       **({"max_tokens_requested": settings.max_tokens,
+                           "max_tokens_capped_by": f"context {settings.context_size} - prompt "
+                                                   f"{len(prompt)}"}
+                          if budget < settings.max_tokens else {})},
         )

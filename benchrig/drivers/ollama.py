@@ -12,10 +12,12 @@ from benchrig.drivers.httpstream import (
     MALFORMED,
     StreamCollector,
     StreamRead,
+    as_text,
     base_url,
     client,
     count,
     malformed,
+    per_second,
     positive,
     post_stream,
     request_json,
@@ -115,9 +117,9 @@ class OllamaDriver:
     def run(self, request: DriverRequest) -> DriverOutput:
         root, s, model = ollama_url(request.provider), request.settings, request.model
         began = time.perf_counter()
-        with client(s.timeout_s) as http:
+        with client(s.timeout_s, root) as http:
             request.progress.phase(f"asking {root} about {model}")
-            version = request_json(http, "GET", f"{root}/api/version").get("version")
+            version = as_text(request_json(http, "GET", f"{root}/api/version").get("version"))
             show = request_json(http, "POST", f"{root}/api/show", {"model": model})
             capabilities = show.get("capabilities")
             can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
@@ -157,12 +159,12 @@ class OllamaDriver:
         prompt_n, prompt_ns = count(engine.get("prompt_eval_count")), positive(
             engine.get("prompt_eval_duration"))
         eval_n = count(engine.get("eval_count"))
-        out_source: TokenSource = "server" if eval_n is not None else "counted"
+        out_source: TokenSource = "server" if eval_n is not None else "estimated"
         output = eval_n if eval_n is not None else collector.token_events
         metrics = collector.metrics(
             output, out_source, prompt_n, "server",
-            prompt_n / prompt_ns * NS if prompt_n and prompt_ns else None, engine, load_time_s,
-            cost_usd=0.0, cost_source="local runtime: no charge")
+            per_second(prompt_n, prompt_ns, NS), engine, load_time_s,
+            cost_source="no price table")  # not BenchRig's own run: no guessed 0
         effective = {"think": think, "think_requested": s.think, "think_capable": can_think,
                      "num_ctx": s.context_size, "num_predict": s.max_tokens,
                      "threads": s.threads, "capabilities": capabilities}
@@ -204,7 +206,7 @@ class OllamaDriver:
         engine: dict[str, Any] = {"source": "ollama /api/chat",
                                   **{k: final[k] for k in COUNTERS if k in final}}
         eval_n, eval_ns = count(final.get("eval_count")), positive(final.get("eval_duration"))
-        engine["eval_per_second"] = eval_n / eval_ns * NS if eval_n and eval_ns else None
+        engine["eval_per_second"] = per_second(eval_n, eval_ns, NS)
         engine["stream"] = {**read.to_json(), "token_events": collector.token_events}
         transcript = Transcript(answer=collector.splitter.answer,
                                 thinking=collector.splitter.thinking,

@@ -12,6 +12,7 @@ from benchrig.drivers.httpstream import (
     MALFORMED,
     StreamCollector,
     StreamRead,
+    as_text,
     base_url,
     client,
     count,
@@ -88,7 +89,7 @@ class _Stream:
                               f"{data[:200]!r}") from None
         if not isinstance(chunk, dict):
             return
-        self.completion_id = self.completion_id or chunk.get("id")
+        self.completion_id = self.completion_id or as_text(chunk.get("id"))
         if chunk.get("error"):
             error = chunk["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
@@ -130,7 +131,7 @@ def _get_optional(http: Any, url: str, headers: dict[str, str]) -> dict[str, Any
     try:
         response = http.get(url, headers=headers, timeout=5.0)
         data = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -151,7 +152,7 @@ class OpenAIDriver:
         body = request_body(request.model, list(request.messages), s)
         decoder, read = SSEDecoder(), StreamRead()
         request.progress.phase("generating")
-        with client(s.timeout_s) as http:
+        with client(s.timeout_s, root) as http:
             dispatched = time.perf_counter()
             collector = StreamCollector(dispatched)
             state = _Stream(collector)
@@ -184,7 +185,7 @@ class OpenAIDriver:
             probe = None
             if state.usage is None and state.timings is None and perf is None:
                 probe = self._probe_usage(http, url, body, headers, s.timeout_s)
-        return self._output(request, root, state, read, probe, server, perf)
+        return self._output(request, root, body, state, read, probe, server, perf)
 
     def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
                      headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
@@ -200,20 +201,22 @@ class OpenAIDriver:
         usage = reply.get("usage")
         return usage if isinstance(usage, dict) else None
 
-    def _output(self, request: DriverRequest, root: str, state: _Stream, read: StreamRead,
-                probe: dict[str, Any] | None, server: dict[str, Any] | None,
+    def _output(self, request: DriverRequest, root: str, sent: dict[str, Any], state: _Stream,
+                read: StreamRead, probe: dict[str, Any] | None, server: dict[str, Any] | None,
                 perf: dict[str, Any] | None) -> DriverOutput:
-        usage, timings = state.usage or {}, state.timings or {}
-        output, out_source = count(usage.get("completion_tokens")), "server"
+        usage, timings, perf = state.usage or {}, state.timings or {}, perf or {}
+        out_source: TokenSource = "server"
+        output = count(usage.get("completion_tokens"))
         if output is None:
             output = count(timings.get("predicted_n"))
-        if output is None:
-            output, out_source = state.collector.token_events, "counted"
+        if output is None:  # `benchrig serve` counts the tokens it generated
+            output = count(perf.get("completion_tokens"))
+        if output is None:  # an event may carry several tokens (a multi-byte character)
+            output, out_source = state.collector.token_events, "estimated"
         prompt_n = count(timings.get("prompt_n"))
         input_tokens = count(usage.get("prompt_tokens"))
         if input_tokens is None and prompt_n is not None:
             input_tokens = prompt_n + (count(timings.get("cache_n")) or 0)
-        perf = perf or {}
         if input_tokens is None:
             input_tokens = count(perf.get("prompt_n"))
         if input_tokens is None and probe is not None:
@@ -227,25 +230,28 @@ class OpenAIDriver:
             "stream": {**read.to_json(), "events": state.events,
                        "token_events": state.collector.token_events},
         }
-        source: TokenSource = "server" if out_source == "server" else "counted"
+        # 0 only where BenchRig runs the model itself (`benchrig serve` answers its own
+        # route); elsewhere null: BenchRig has no price table, and a guessed 0 would be a lie
+        cost, cost_source = ((0.0, "local model (benchrig serve): no charge") if server
+                             else (None, "no price table"))
         metrics = state.collector.metrics(
-            output, source, input_tokens, "server", prefill, engine)
-        # cost stays null: BenchRig has no price table, and a guessed 0 would be a lie
+            output, out_source, input_tokens, "server", prefill, engine, cost_usd=cost,
+            cost_source=cost_source)
         s = request.settings
-        sent = request_body(request.model, [], s)
         server = server or {}
         effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
                      "think_requested": s.think,
                      # set by the server, not by this request: known only if it says so
-                     "context_size": server.get("context_size"),
-                     "threads": server.get("threads"), "chat_format": server.get("chat_format"),
+                     "context_size": count(server.get("context_size")),
+                     "threads": count(server.get("threads")),
+                     "chat_format": as_text(server.get("chat_format")),
                      "api_key_env": API_KEY_ENV if _headers() else None}
         transcript = Transcript(answer=state.collector.splitter.answer,
                                 thinking=state.collector.splitter.thinking,
                                 finish_reason=state.finish_reason,
                                 tool_calls=tuple(state.calls[i] for i in sorted(state.calls)))
-        runtime = {"name": server.get("server", "openai-compatible"),
-                   "version": server.get("version"), "base_url": root,
+        runtime = {"name": as_text(server.get("server")) or "openai-compatible",
+                   "version": as_text(server.get("version")), "base_url": root,
                    "http_server": read.headers.get("server"), "served": server or None}
         return DriverOutput(transcript=transcript, metrics=metrics, runtime=runtime,
                             effective=effective)

@@ -17,7 +17,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.drivers.agent import AgentRun, StreamParser, amount, drive, integer, prompt_text
 from benchrig.drivers.agent_process import cli_version, locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
@@ -33,6 +33,7 @@ FLAGS = ["--mode", "json", "-p", "--no-session", "--offline", "--no-context-file
 DELTAS = {"text_delta": "answer", "toolcall_start": "answer", "toolcall_delta": "answer",
           "thinking_delta": "thinking"}
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class PiParser(StreamParser):
@@ -44,7 +45,7 @@ class PiParser(StreamParser):
         super().__init__()
         self.local = local
         self.usage = dict.fromkeys(USAGE_KEYS, 0)
-        self.cost = 0.0
+        self.cost: float | None = 0.0  # None once a message's cost is not a finite number
         self.calls = 0
         self.stop_reason: str | None = None
         self.error_message: str | None = None
@@ -95,8 +96,8 @@ class PiParser(StreamParser):
         for key in USAGE_KEYS:
             self.usage[key] += integer(usage.get(key)) or 0
         total = (usage.get("cost") or {}).get("total")
-        if isinstance(total, int | float):
-            self.cost += float(total)
+        if self.cost is not None and total is not None:
+            self.cost = None if amount(total) is None else self.cost + float(total)
         self.stop_reason = message.get("stopReason")
         self.error_message = message.get("errorMessage")
         text = "".join(block.get("text", "") for block in message.get("content") or []
@@ -129,12 +130,15 @@ class PiParser(StreamParser):
             run.output_tokens = u["output"]
             run.input_source = run.output_source = "server"
         elif run.deltas:
-            run.output_tokens, run.output_source = run.deltas, "counted"
+            run.output_tokens, run.output_source = run.deltas, "estimated"
             run.engine["usage_note"] = ("the server sent no usage while streaming: output "
-                                        "tokens are the streamed deltas BenchRig counted; "
-                                        "input tokens are unknown")
+                                        "tokens are the streamed deltas (an estimate: one "
+                                        "delta may carry several tokens); input tokens are "
+                                        "unknown")
         if self.local:
-            run.cost_usd, run.cost_source = 0.0, "local model: no charge"
+            run.cost_usd, run.cost_source = 0.0, "local model (benchrig serve): no charge"
+        elif reported and self.cost is None:
+            run.cost_source = "pi reported a cost that is not a finite number"
         elif reported:
             run.cost_usd, run.cost_source = self.cost, "pi: its price table for the model"
         run.engine.update({"llm_calls": self.calls, "retries": self.retries,
@@ -219,6 +223,9 @@ class PiDriver:
             env.update({"HOME": home, "PI_CODING_AGENT_DIR": str(local.home / ".pi" / "agent"),
                         "PI_OFFLINE": "1", "XDG_CONFIG_HOME": f"{home}/.config",
                         "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local"})
+            # pi's fetch honours http(s)_proxy; the embedded server is on loopback
+            for name in ("no_proxy", "NO_PROXY"):
+                env[name] = ",".join(filter(None, [env.get(name), *LOOPBACK_HOSTS]))
         flags = list(FLAGS)
         if request.provider:
             flags += ["--provider", request.provider]

@@ -65,7 +65,10 @@ def main(version: str, check_args: Callable[[list[str]], str | None]) -> None:
         for raw in scenario.read_text().splitlines():
             if not raw.strip():
                 continue
-            step = json.loads(raw)
+            try:
+                step = json.loads(raw)
+            except (ValueError, RecursionError):  # a line that is not JSON is replayed too
+                step = None
             if isinstance(step, dict) and "_fixture" in step:
                 _directive(step)
             else:
