@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
-from benchrig.checks.judge import Verdict, judge
+from benchrig.checks.judge import Verdict, judge, load_checkers
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
@@ -149,6 +149,7 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
                 progress: Progress | None = None) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception."""
+    load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
                             **({"progress": progress} if progress else {}))
