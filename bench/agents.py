@@ -28,6 +28,7 @@ from benchrig.drivers import get_driver  # noqa: E402
 from benchrig.drivers.claude import ClaudeParser  # noqa: E402
 from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
+from tests.agents import stage_files  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "agents" / "claude"
 SUCCESS = ROOT / "tests" / "agents" / "streams" / "claude-success.jsonl"
@@ -48,7 +49,8 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
     """(BenchRig attempt, bare run of the same command) timings, interleaved."""
     log = folder / "log.jsonl"
     os.environ.update({"BENCHRIG_CLAUDE_BIN": str(FIXTURE), "FAKE_AGENT_LOG": str(log),
-                       "FAKE_AGENT_SCENARIO": str(scenario)})
+                       "FAKE_AGENT_SCENARIO": str(scenario),
+                       "FAKE_AGENT_FILES": str(stage_files(folder))})
     task = load_task(ROOT / "tasks" / "lru-cache.md")
     driver = get_driver("claude")
     found = []

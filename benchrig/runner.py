@@ -152,7 +152,8 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
-                            **({"progress": progress} if progress else {}))
+                            **({"progress": progress} if progress else {}),
+                            hidden_paths=(results_dir,))
     started = utc_now()
     output: DriverOutput | None = None
     error: DriverError | None = None
