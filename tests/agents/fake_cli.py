@@ -37,14 +37,39 @@ def _failure(exc: OSError) -> str:
     return f"{type(exc).__name__}: {errno.errorcode.get(exc.errno or 0, exc.errno)}"
 
 
+def _umount_in_userns(libc: ctypes.CDLL, path: str) -> str:
+    """Unmount `path` from a child that made itself new user and mount namespaces first (it
+    then holds every capability there): the outcome, or how making them failed."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if libc.unshare(0x10000000 | 0x00020000) != 0:  # CLONE_NEWUSER | CLONE_NEWNS
+            outcome = "unshare: " + errno.errorcode[ctypes.get_errno()]
+        elif libc.umount2(path.encode(), 2) != 0:
+            outcome = errno.errorcode[ctypes.get_errno()]
+        else:
+            outcome = "ok: " + ",".join(sorted(os.listdir(path)))
+        os.write(write_end, outcome.encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        outcome = reader.read().decode()
+    os.waitpid(pid, 0)
+    return outcome
+
+
 def _probe(plan: dict[str, list[str]]) -> dict[str, dict[str, object]]:
-    """What a snooping agent gets: unmount, write, read and list the paths FAKE_AGENT_PROBE
-    names, in that order; each outcome is `ok`, what was read or listed, or the error."""
-    found: dict[str, dict[str, object]] = {"umount": {}, "write": {}, "read": {}, "list": {}}
+    """What a snooping agent gets: unmount (directly, then from a user namespace of its own),
+    write, read and list the paths FAKE_AGENT_PROBE names, in that order; each outcome is
+    `ok`, what was read or listed, or the error."""
+    found: dict[str, dict[str, object]] = {"umount": {}, "umount_in_userns": {}, "write": {},
+                                           "read": {}, "list": {}}
     libc = ctypes.CDLL(None, use_errno=True)
     for path in plan.get("umount", []):
         failed = libc.umount2(path.encode(), 2)  # MNT_DETACH
         found["umount"][path] = "ok" if failed == 0 else errno.errorcode[ctypes.get_errno()]
+    for path in plan.get("umount_in_userns", []):
+        found["umount_in_userns"][path] = _umount_in_userns(libc, path)
     for path in plan.get("write", []):
         try:
             with open(path, "x", encoding="utf-8") as handle:
