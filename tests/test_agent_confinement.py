@@ -10,7 +10,10 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
+from tests.test_agent_process import host_processes, wait_dead
 from tests.test_agents import FIXTURES, task_with_timeout, use_fixture
 
 SECRET = ROOT / "tasks" / "lru-cache.test.py"
@@ -176,6 +180,47 @@ def test_an_agent_killed_by_a_signal_says_so(monkeypatch: pytest.MonkeyPatch, tm
     # bubblewrap passes a signal on as exit code 128 + N; either way the message names it
     assert r["error"]["message"].startswith("claude was killed by SIGKILL"), r["error"]
     assert r["settings"]["agent_confinement"]["method"] == ("bubblewrap" if confined else "none")
+
+
+@pytest.mark.parametrize("confined", [True, False])
+def test_a_daemon_the_agent_leaves_dies_with_it_only_when_confined(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, confined: bool) -> None:
+    if confined and not CONFINED:
+        pytest.skip("agents cannot be confined here")
+    if not confined:
+        monkeypatch.setattr(confine, "detect", lambda: Support(None, "test: no bubblewrap"))
+    use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
+    marker = f"fake-agent-daemon-{secrets.token_hex(6)}"
+    monkeypatch.setenv("FAKE_AGENT_MARKER", marker)
+    scenario = tmp_path / "daemon.jsonl"
+    scenario.write_text('{"_fixture": "daemon"}\n{"_fixture": "sleep", "s": 0.5}\n'
+                        + (FIXTURES / "streams" / "claude-success.jsonl").read_text())
+    monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(scenario))
+    seen: set[int] = set()
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.update(host_processes(marker))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    task = load_task(ROOT / "tasks" / "lru-cache.md")
+    try:
+        r = run_attempt(task, "sonnet", get_driver("claude"), None,
+                        settings_for(task, Overrides()), tmp_path / "results",
+                        agent="claude").result
+    finally:
+        stop.set()
+        watcher.join()
+        survivors = sorted(pid for pid in seen if not wait_dead(pid))
+        for pid in survivors:  # never leave it running, whatever the test decides
+            os.kill(pid, signal.SIGKILL)
+    assert r["result"] == "pass" and seen  # the daemon ran while the agent did
+    # confined, it dies with the agent's pid namespace; unconfined, its own session escapes
+    # the process group BenchRig kills (docs/agents.md says so)
+    assert survivors == ([] if confined else sorted(seen))
 
 
 def test_git_worktrees_are_hidden_with_their_repository(tmp_path: Path) -> None:

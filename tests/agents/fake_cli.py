@@ -2,8 +2,9 @@
 
 Lines are printed verbatim, one at a time, flushed. Lines with a `_fixture` key are
 directives instead: sleep, write a file into the working folder, print to stderr, exit,
-probe what it can reach (FAKE_AGENT_PROBE: see `_probe`), die by SIGKILL, or hang (with a
-child process in the same group, to prove the whole group is killed).
+probe what it can reach (FAKE_AGENT_PROBE: see `_probe`), leave a daemon behind, die by
+SIGKILL, or hang (with a child process in the same group, to prove the whole group is
+killed).
 FAKE_AGENT_SCENARIO names the scenario; FAKE_AGENT_LOG, if set, receives the argv, the
 working folder, a few environment variables and the pids. A `write` that copies a file takes
 it from FAKE_AGENT_FILES (default: the checkout, which a confined agent cannot see).
@@ -105,6 +106,11 @@ def _directive(step: dict[str, object]) -> None:
         print(step["text"], file=sys.stderr, flush=True)
     elif action == "probe":
         _log({"probe": _probe(json.loads(os.environ.get("FAKE_AGENT_PROBE", "{}")))})
+    elif action == "daemon":  # a detached child in a session of its own, left running
+        marker = os.environ.get("FAKE_AGENT_MARKER", "fake-agent-daemon")
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker],
+                         start_new_session=True, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     elif action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "exit":
