@@ -5,7 +5,9 @@ file read-back, check, result), measured with the fixture Claude Code CLI of the
 
 Each BenchRig attempt is paired with a bare `subprocess.run` of the same fixture with the same
 arguments (the agent's own runtime, start-up included); the overhead is the difference,
-median over the pairs. Prints a Markdown table; figures are quoted in docs/benchmarks.md.
+median over the pairs. The bare run is repeated under bubblewrap as BenchRig confines an
+agent (where it can), to show what the confinement costs. Prints a Markdown table; figures
+are quoted in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchrig.drivers import get_driver  # noqa: E402
 from benchrig.drivers.claude import ClaudeParser  # noqa: E402
+from benchrig.drivers.confine import confine  # noqa: E402
 from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
+from tests.agents import stage_files  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "agents" / "claude"
 SUCCESS = ROOT / "tests" / "agents" / "streams" / "claude-success.jsonl"
@@ -48,7 +52,8 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
     """(BenchRig attempt, bare run of the same command) timings, interleaved."""
     log = folder / "log.jsonl"
     os.environ.update({"BENCHRIG_CLAUDE_BIN": str(FIXTURE), "FAKE_AGENT_LOG": str(log),
-                       "FAKE_AGENT_SCENARIO": str(scenario)})
+                       "FAKE_AGENT_SCENARIO": str(scenario),
+                       "FAKE_AGENT_FILES": str(stage_files(folder))})
     task = load_task(ROOT / "tasks" / "lru-cache.md")
     driver = get_driver("claude")
     found = []
@@ -62,16 +67,19 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
         entries = [json.loads(line) for line in log.read_text().splitlines()]
         argv = next(entry["argv"] for entry in entries if "argv" in entry)
         env = {**os.environ, **attempt.result["settings"]["agent_env"]}
+        bare, confined = 0.0, 0.0
         with tempfile.TemporaryDirectory() as workspace:
-            began = time.perf_counter()
-            subprocess.run([str(FIXTURE), *argv], cwd=workspace, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, check=True, env=env)
-            bare = time.perf_counter() - began
+            wrapped = confine([str(FIXTURE), *argv], workspace=Path(workspace), env=env)
+            for command in ([str(FIXTURE), *argv], wrapped.argv):
+                began = time.perf_counter()
+                subprocess.run(command, cwd=workspace, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, check=True, env=env)
+                bare, confined = confined, time.perf_counter() - began
         if index == 0:
             continue  # the first attempt also asks the CLI for its version, once per process
         metrics = attempt.result["metrics"]
-        found.append({"total": total, "bare": bare, "wall": metrics["wall_s"],
-                      "check": metrics["check_s"]})
+        found.append({"total": total, "bare": bare, "confined": confined,
+                      "wall": metrics["wall_s"], "check": metrics["check_s"]})
     return found
 
 
@@ -87,6 +95,20 @@ def parse_cost(scenario: Path) -> float:
         kept.append({"kind": "event", "t_s": index * 0.001, "event": parser.record(event)})
     parser.finish()
     return (time.perf_counter() - began) / len(lines)
+
+
+def start_up(rounds: int = 50) -> tuple[list[float], list[float]]:
+    """`/bin/true` as it is and as BenchRig would confine an agent: seconds per start."""
+    plain: list[float] = []
+    confined: list[float] = []
+    with tempfile.TemporaryDirectory() as workspace:
+        wrapped = confine(["/bin/true"], workspace=Path(workspace), env=dict(os.environ)).argv
+        for _ in range(rounds):
+            for argv, times in ((["/bin/true"], plain), (wrapped, confined)):
+                began = time.perf_counter()
+                subprocess.run(argv, cwd=workspace, check=True)
+                times.append(time.perf_counter() - began)
+    return plain, confined
 
 
 def row(label: str, values: list[float], unit: str = "ms", scale: float = 1000.0) -> str:
@@ -105,6 +127,7 @@ def main() -> None:
         short = pairs(SUCCESS, args.attempts, Path(folder))
         long = pairs(long_file, args.attempts, Path(folder))
         per_line = [parse_cost(long_file) for _ in range(5)]
+    plain, confined = start_up()
     lines_short = sum(1 for line in SUCCESS.read_text().splitlines() if "_fixture" not in line)
 
     def overhead(found: list[dict[str, Any]]) -> list[float]:
@@ -118,12 +141,16 @@ def main() -> None:
     print(row("… … of which checking (sandbox, hidden tests)", [p["check"] for p in short]))
     print(row("… during the agent's run (spawn, reading, parsing): wall_s − bare run",
               [p["wall"] - p["bare"] for p in short]))
+    print(row("… … of which confinement (bubblewrap): the bare run confined − bare run",
+              [p["confined"] - p["bare"] for p in short]))
     print(row("bare run of the fixture (the agent's own runtime)", [p["bare"] for p in short]))
     print(row(f"attempt overhead beyond the agent ({lines_short + args.lines} lines)",
               overhead(long)))
     print(row("… around the agent's run: attempt − wall_s",
               [p["total"] - p["wall"] for p in long]))
     print(row("decode + parse + record one line, in process", per_line, "µs", 1e6))
+    print(row("start `/bin/true`", plain))
+    print(row("start `/bin/true` confined as an agent (bubblewrap)", confined))
 
 
 if __name__ == "__main__":

@@ -53,8 +53,9 @@ def run(
     config: Annotated[Path | None, typer.Option("--config",
         help="Settings file (default: ./benchrig.toml if present).")] = None,
     require_isolation: Annotated[bool, typer.Option("--require-isolation",
-        help="Refuse to run (exit 2) unless candidate code gets full isolation: bubblewrap "
-             "under a dedicated uid (see docs/security.md).")] = False,
+        help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
+             "under a dedicated uid) and an agent can be confined (see docs/security.md).")
+                           ] = False,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -65,10 +66,12 @@ def run(
     chosen = _load(tasks or [], suite or [])
     if not chosen:
         raise BenchRigError("no task matches the selection")
+    engine = get_driver(driver)
+    if engine.kind == "agent":
+        _check_agent_confinement(require_isolation)
     if require_isolation or any(t.check_type == "tests" for t in chosen):
         _check_isolation(require_isolation)
     models = model or ["smollm2"]
-    engine = get_driver(driver)
     for name in models:
         engine.preflight(name, provider)
     overrides = Overrides(temperature, max_tokens, context_size, threads, think)
@@ -101,6 +104,18 @@ def _check_isolation(required: bool) -> None:
     from benchrig import isolation
 
     note = isolation.warning(isolation.detect())
+    if note is None:
+        return
+    if required:
+        raise UsageError(f"--require-isolation: {note}")
+    warn(note)
+
+
+def _check_agent_confinement(required: bool) -> None:
+    """Warn once when agents would run unconfined; refuse if isolation is required."""
+    from benchrig.drivers import confine
+
+    note = confine.warning(confine.detect())
     if note is None:
         return
     if required:

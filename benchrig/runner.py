@@ -12,7 +12,7 @@ from typing import Any
 
 from benchrig import __version__
 from benchrig.checks.coding import CheckDetail
-from benchrig.checks.judge import Verdict, judge
+from benchrig.checks.judge import Verdict, judge, load_checkers
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
@@ -183,9 +183,11 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
                 progress: Progress | None = None) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception."""
+    load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
-                            **({"progress": progress} if progress else {}))
+                            **({"progress": progress} if progress else {}),
+                            hidden_paths=(results_dir,))
     started = utc_now()
     output: DriverOutput | None = None
     error: DriverError | None = None

@@ -12,6 +12,7 @@ candidate kills all it started and checks that nothing is left.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import marshal
 import os
@@ -97,8 +98,10 @@ def exit_message(code: int) -> str:
     return f"candidate process exited with code {code}"
 
 
+@functools.cache
 def child_source() -> str:
-    """The program the sandbox runs: the codec, then the child server, as one module."""
+    """The program the sandbox runs: the codec, then the child server, as one module; read
+    from disk once per process (before any agent runs: see checks.judge.load_checkers)."""
     future = "from __future__ import annotations\n"
     parts = [Path(m.__file__).read_text(encoding="utf-8").replace(future, "", 1)
              for m in (sandbox_codec, sandbox_child) if m.__file__]

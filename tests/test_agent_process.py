@@ -31,6 +31,20 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def host_processes(fragment: str) -> set[int]:
+    """Live processes whose command line contains `fragment`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if fragment.encode() in command and alive(int(entry.name)):
+                found.add(int(entry.name))
+    return found
+
+
 def wait_dead(pid: int, within: float = 2.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +20,9 @@ from benchrig.drivers.agent_process import TERM_GRACE_S
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
+from tests.agents import stage_files
 from tests.conftest import ROOT, TASKS, benchrig
-from tests.test_agent_process import wait_dead
+from tests.test_agent_process import host_processes, wait_dead
 
 FIXTURES = Path(__file__).resolve().parent / "agents"
 RUN = [str(ROOT / "scripts" / "run.sh")]
@@ -51,6 +54,7 @@ def use_fixture(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, agent: str,
     monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(FIXTURES / "streams" / f"{scenario}.jsonl"))
     log = tmp_path / "agent-log.jsonl"
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    monkeypatch.setenv("FAKE_AGENT_FILES", str(stage_files(tmp_path)))
     return log
 
 
@@ -196,16 +200,33 @@ def test_claude_crash_mid_stream(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 def test_a_hung_agent_is_killed_with_its_children(monkeypatch: pytest.MonkeyPatch,
                                                   tmp_path: Path, agent: str, scenario: str,
                                                   model: str) -> None:
+    marker = f"fake-agent-child-{secrets.token_hex(6)}"
+    monkeypatch.setenv("FAKE_AGENT_MARKER", marker)
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def watch() -> None:  # the child, as the host sees it, while the attempt runs
+        while not stop.is_set() and not seen:
+            seen.extend(host_processes(marker))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
     began = time.monotonic()
-    done = attempt(monkeypatch, tmp_path, agent, scenario, model,
-                   task_file=task_with_timeout(tmp_path, 1))
+    try:
+        done = attempt(monkeypatch, tmp_path, agent, scenario, model,
+                       task_file=task_with_timeout(tmp_path, 1))
+    finally:
+        stop.set()
+        watcher.join()
     r = done.result
     assert r["result"] == "error" and r["error"]["kind"] == "timeout"
     assert "timeout_s=1" in r["error"]["message"]
     assert 1.0 <= done.metrics["wall_s"] < 1.0 + TERM_GRACE_S + 1.0
     assert time.monotonic() - began < 10
-    child = next(entry["child_pid"] for entry in done.log if "child_pid" in entry)
-    assert wait_dead(child)
+    assert any(entry.get("child_marker") == marker for entry in done.log)
+    assert seen  # the child ran...
+    assert all(wait_dead(pid) for pid in seen)  # ...and was killed with the agent
 
 
 # ---- Codex --------------------------------------------------------------------------------
@@ -259,7 +280,8 @@ def test_run_sh_headlines_with_the_fixtures(tmp_path: Path, results_dir: Path) -
     for agent, model, scenario in (("claude", "sonnet", "claude-success"),
                                    ("codex", "gpt-5", "codex-success")):
         env = {f"BENCHRIG_{agent.upper()}_BIN": str(FIXTURES / agent),
-               "FAKE_AGENT_SCENARIO": str(FIXTURES / "streams" / f"{scenario}.jsonl")}
+               "FAKE_AGENT_SCENARIO": str(FIXTURES / "streams" / f"{scenario}.jsonl"),
+               "FAKE_AGENT_FILES": str(stage_files(tmp_path))}
         ran = benchrig("lru-cache", model, agent, results_dir=results_dir, command=RUN, env=env)
         assert ran.code == 0, ran.stderr
         assert f"lru-cache {model} {agent}: pass (2/2 checks)" in ran.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.drivers import get_driver
+from benchrig.drivers import confine, get_driver
 from benchrig.drivers.pi import PINNED_VERSION
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
@@ -92,6 +92,12 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     assert m["engine"]["exit_code"] == 0 and m["engine"]["stop_reason"] in ("stop", "length")
     assert r["environment"]["runtime"]["version"] == PINNED_VERSION
     assert r["settings"]["server"]["chat_format"] == "chatml"
+    confined = r["settings"]["agent_confinement"]  # pi ran with the checkout hidden from it
+    if confine.detect().available:
+        assert confined["method"] == "bubblewrap" and str(ROOT) in confined["hidden"]
+        assert confined["read_only"] == [str(ROOT / ".agents")]
+    else:
+        assert confined["method"] == "none" and confined["reason"]
     assert (r["settings"]["max_tokens"], r["settings"]["context_size"]) == (200, 2048)
     assert r["settings"]["threads"] == r["settings"]["server"]["threads"] == 1
     # the file pi wrote, else the code in its answer; none when the answer hit max_tokens first

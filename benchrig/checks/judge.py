@@ -10,6 +10,7 @@ from typing import Any
 from benchrig.checks.coding import CheckDetail, run_tests
 from benchrig.checks.extract import extract_code, truncation_message
 from benchrig.drivers.base import Settings, Transcript
+from benchrig.sandbox import child_source
 from benchrig.spec import TaskSpec
 
 EVIDENCE_CHARS = 4000
@@ -36,7 +37,7 @@ class Verdict:
 
 Checker = Callable[[TaskSpec, Transcript, Settings], Verdict]
 CHECKERS: dict[str, Checker] = {}
-# Modules whose checkers register themselves on import (loaded when first needed).
+# Modules whose checkers register themselves on import (see load_checkers).
 BUILTIN_MODULES = ("benchrig.checks.answers", "benchrig.checks.polish")
 
 
@@ -91,9 +92,17 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
     )
 
 
-def judge(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+def load_checkers() -> None:
+    """Import every checker module and read the sandbox's child program now. The runner calls
+    this before any driver runs, so nothing an agent changes on disk afterwards can alter how
+    answers are judged (the hidden tests were read into memory when the task was loaded)."""
     for module in BUILTIN_MODULES:
         importlib.import_module(module)
+    child_source()
+
+
+def judge(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+    load_checkers()  # already done by the runner; a no-op then
     kind = task.check_type
     if kind is None:
         return Verdict("no-test", notes="the task has no check")

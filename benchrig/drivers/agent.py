@@ -8,10 +8,12 @@ import json
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchrig.drivers.agent_process import Line, Workspace, stream_process
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
+from benchrig.drivers.confine import BUBBLEWRAP, confine
 from benchrig.errors import DriverError
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
 from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
@@ -89,20 +91,33 @@ def _ms(seconds: float | None) -> float | None:
     return seconds * 1000.0 if seconds is not None else None
 
 
-def _exit_reason(code: int) -> str:
+def _exit_reason(code: int, bwrap: bool = False) -> str:
     if code < 0:
         try:
             return f"was killed by {signal.Signals(-code).name}"
         except ValueError:
             return f"was killed by signal {-code}"
+    if bwrap and code > 128:  # bubblewrap reports a child killed by signal N as 128 + N
+        try:
+            return f"was killed by {signal.Signals(code - 128).name} (exit code {code})"
+        except ValueError:
+            pass
     return f"exited with code {code}"
+
+
+def task_folders(request: DriverRequest) -> tuple[Path, ...]:
+    """Where the task and its hidden tests live: hidden from the agent wherever they are."""
+    task = request.task
+    return tuple(p.parent for p in (task.path, task.test_path) if p is not None)
 
 
 def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[str, str],
           parser: StreamParser, runtime: Mapping[str, Any], effective: Mapping[str, Any],
           load_time_s: float | None = None, use_pty: bool = False) -> DriverOutput:
-    """Run the agent once in a fresh workspace; its output, or DriverError with what was
-    measured (timeout, crash, or an error the agent reported even with exit code 0)."""
+    """Run the agent once in a fresh workspace, confined where the machine allows it (see
+    drivers.confine: BenchRig's checkout, the task and the results hidden); its output, or
+    DriverError with what was measured (timeout, crash, or an error the agent reported even
+    with exit code 0)."""
     events: list[Mapping[str, Any]] = []
     counts = {"stdout": 0, "stderr": 0, "dropped": 0, "unparsed": 0}
     first_line: list[float] = []
@@ -140,9 +155,12 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
         request.progress.tokens(parser.run.deltas)
 
     with Workspace() as workspace:
+        hidden = (*request.hidden_paths, *task_folders(request))
+        confined = confine(argv, workspace=workspace.path, env=env, private=hidden)
+        effective = {**effective, "agent_confinement": confined.record}
         request.progress.phase(f"running {agent}")
         try:
-            finished = stream_process(argv, cwd=workspace.path, env=env,
+            finished = stream_process(confined.argv, cwd=workspace.path, env=env,
                                       timeout_s=request.settings.timeout_s, on_line=on_line,
                                       use_pty=use_pty)
         except OSError as exc:
@@ -195,7 +213,8 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
     assert finished.exit_code is not None
     if finished.exit_code != 0:
         tail = finished.stderr_tail[-600:].replace("\n", " | ")
-        raise DriverError("infra", f"{agent} {_exit_reason(finished.exit_code)}"
+        bwrap = confined.record["method"] == BUBBLEWRAP
+        raise DriverError("infra", f"{agent} {_exit_reason(finished.exit_code, bwrap)}"
                           + (f": {tail}" if tail else ""), partial=output)
     if not run.completed:
         raise DriverError("infra", f"{agent} exited without {parser.closing_event}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
@@ -61,6 +62,8 @@ class DriverRequest:
     provider: str | None
     settings: Settings
     progress: Progress = field(default_factory=SilentProgress)
+    # Folders an agent must not see besides BenchRig's own (the run's results folder).
+    hidden_paths: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)

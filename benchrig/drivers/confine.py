@@ -1,0 +1,205 @@
+"""How an agent CLI is confined: bubblewrap hides BenchRig's checkouts, tasks and results from it.
+
+The agent runs as the host user (a real provider needs the user's credentials) in a mount
+namespace of its own, with a user namespace, a pid namespace and no capabilities. It sees the
+system read-only, its workspace, its home and the temporary folders writable, and in place of
+every BenchRig checkout (sources, tasks with their hidden tests, .git, results) an empty
+read-only tmpfs, except the agent's own install (`.agents/`) bound read-only. The network is
+the host's: agents talk to their APIs, and to the embedded server on loopback. Without a
+working bubblewrap the agent runs as before, unconfined, and the result says why.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchrig import paths
+
+BUBBLEWRAP, NONE = "bubblewrap", "none"
+# Folders outside the home an agent may keep its configuration in (when they exist).
+CONFIG_VARS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "XDG_CONFIG_HOME",
+               "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+SCRATCH = ("/tmp", "/var/tmp")
+TRIAL_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class Support:
+    """Whether agents can be confined here: bubblewrap's path, or why not."""
+
+    bwrap: str | None
+    reason: str | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.bwrap is not None and self.reason is None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the agent sees: host paths hidden, shown read-only, shown writable (real paths)."""
+
+    hidden: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+
+    def mounts(self) -> list[str]:
+        """bubblewrap's mount arguments, outermost first, so that what is shown inside a hidden
+        folder is mounted on top of its tmpfs; the tmpfs is made read-only last."""
+        ops = {p: "--bind" for p in self.writable} | {p: "--tmpfs" for p in self.hidden}
+        ops |= {p: "--ro-bind" for p in self.read_only}
+        args: list[str] = []
+        for path in sorted(ops, key=lambda p: (len(Path(p).parts), p)):
+            args += [ops[path], path] if ops[path] == "--tmpfs" else [ops[path], path, path]
+        for path in self.hidden:
+            args += ["--remount-ro", path]
+        return args
+
+    def argv(self, bwrap: str, cwd: str, command: list[str]) -> list[str]:
+        return [bwrap, "--unshare-user", "--unshare-pid", "--cap-drop", "ALL",
+                "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                *self.mounts(), "--chdir", cwd, "--", *command]
+
+
+@dataclass(frozen=True)
+class Confined:
+    """The command that runs the agent, and how it was confined (for the result)."""
+
+    argv: list[str]
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _real(path: str | Path) -> str:
+    return os.path.realpath(path)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _read_pointer(file: Path, prefix: str = "") -> Path | None:
+    """A path stored in a git pointer file (`gitdir: X`, `commondir`), relative to its folder."""
+    try:
+        text = file.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith(prefix) or not text[len(prefix):].strip():
+        return None
+    return (file.parent / text[len(prefix):].strip()).resolve()
+
+
+def checkouts(root: Path) -> list[Path]:
+    """The checkout and everything git shares with it: for a linked worktree, the repository's
+    common .git folder, its main checkout and every other worktree it lists."""
+    found = [root]
+    dot_git = root / ".git"
+    common: Path | None = dot_git if dot_git.is_dir() else None
+    if dot_git.is_file() and (gitdir := _read_pointer(dot_git, "gitdir:")) is not None:
+        common = _read_pointer(gitdir / "commondir") or gitdir
+    if common is None or not common.is_dir():
+        return found
+    found.append(common)
+    if common.name == ".git":
+        found.append(common.parent)
+    for pointer in sorted((common / "worktrees").glob("*/gitdir")):
+        if (linked := _read_pointer(pointer)) is not None:
+            found.append(linked.parent)
+    return found
+
+
+def benchrig_paths(extra: Iterable[Path] = ()) -> list[str]:
+    """What an agent must not see: BenchRig's checkouts (or, installed elsewhere, its package),
+    the tasks folder, the results folder, and `extra` (the attempt's task and results)."""
+    root = paths.ROOT
+    own = checkouts(root) if (root / "pyproject.toml").is_file() else [root / "benchrig"]
+    found = [*own, paths.tasks_dir(), paths.results_dir(), *extra]
+    return [_real(p) for p in found if os.path.isdir(p) and _real(p) != "/"]
+
+
+def plan(*, workspace: Path, env: Mapping[str, str], agent_binary: str,
+         private: Iterable[Path] = ()) -> Plan:
+    """Hide BenchRig from an agent working in `workspace` with environment `env`."""
+    hidden = sorted(set(benchrig_paths(private)))
+    # Only the outermost hidden folders get a tmpfs: anything inside one is hidden with it.
+    hidden = [p for p in hidden if not any(q != p and _inside(p, q) for q in hidden)]
+    read_only = []
+    binary = _real(agent_binary)
+    if any(_inside(binary, h) for h in hidden):  # its install, never the rest of the checkout
+        agents = _real(paths.ROOT / ".agents")
+        read_only.append(agents if _inside(binary, agents) else os.path.dirname(binary))
+    homes = [env.get("HOME", ""), *(env.get(name, "") for name in CONFIG_VARS)]
+    writable = [_real(p) for p in (*SCRATCH, *homes) if p and os.path.isdir(p)]
+    writable = [p for p in writable if p != "/"] + [_real(workspace)]
+    return Plan(tuple(hidden), tuple(sorted(set(read_only))),
+                tuple(sorted(set(writable) - set(hidden))))
+
+
+def _trial(bwrap: str) -> str | None:
+    """Confine a shell as an agent would be; None if the secret stayed hidden, else why not."""
+    try:
+        return _try(bwrap)
+    except OSError as exc:  # no temporary folder to try it in
+        return str(exc)
+
+
+def _try(bwrap: str) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="benchrig-confine-") as scratch:
+        secret, workspace = Path(scratch, "secret"), Path(scratch, "workspace")
+        secret.mkdir()
+        workspace.mkdir()
+        (secret / "hidden").write_text("if the agent can read this, it is not confined")
+        trial = Plan(hidden=(_real(secret),), writable=(_real(workspace),))
+        script = (f"test ! -e {secret}/hidden && : > {workspace}/written && "
+                  "grep -Eq '^CapEff:[[:space:]]*0+$' /proc/self/status")
+        try:
+            done = subprocess.run(trial.argv(bwrap, _real(workspace), ["/bin/sh", "-c", script]),
+                                  capture_output=True, text=True, timeout=TRIAL_TIMEOUT_S,
+                                  stdin=subprocess.DEVNULL, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return str(exc)
+        if done.returncode != 0 or not (workspace / "written").exists():
+            lines = done.stderr.strip().splitlines()
+            return lines[-1] if lines else f"the trial exited with code {done.returncode}"
+    return None
+
+
+@functools.cache
+def detect() -> Support:
+    """Whether bubblewrap can confine an agent here (tried for real once per process)."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Support(None, "bubblewrap is not installed (apt install bubblewrap)")
+    why = _trial(bwrap)
+    return Support(bwrap, f"bubblewrap cannot confine an agent here: {why}" if why else None)
+
+
+def warning(support: Support) -> str | None:
+    """The one-time warning when agents would run unconfined."""
+    if support.available:
+        return None
+    return (f"agents run unconfined: {support.reason}; they can read the hidden tests and "
+            "change BenchRig's files (see docs/security.md)")
+
+
+def confine(argv: list[str], *, workspace: Path, env: Mapping[str, str],
+            private: Iterable[Path] = (), support: Support | None = None) -> Confined:
+    """`argv` wrapped in bubblewrap where it works, else as it is; with the record of which."""
+    support = support or detect()
+    if not support.available:
+        return Confined(argv, {"method": NONE, "reason": support.reason, "hidden": [],
+                               "read_only": [], "writable": []})
+    assert support.bwrap is not None
+    chosen = plan(workspace=workspace, env=env, agent_binary=argv[0], private=private)
+    return Confined(chosen.argv(support.bwrap, _real(workspace), argv), {
+        "method": BUBBLEWRAP, "reason": None, "hidden": list(chosen.hidden),
+        "read_only": list(chosen.read_only), "writable": list(chosen.writable),
+        "system": "read-only", "namespaces": ["user", "pid", "mount"],
+        "capabilities": "none", "network": "shared with the host"})
