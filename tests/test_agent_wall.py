@@ -4,13 +4,18 @@ and no figure may come after the wall (ttft ≤ wall)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from benchrig.drivers import confine
 from benchrig.drivers.agent import drive
 from benchrig.drivers.base import DriverRequest, Settings
 from benchrig.drivers.codex import CodexParser
+from benchrig.drivers.confine import Support
 from benchrig.prompt import render
 from benchrig.spec import load_task
 from tests.conftest import TASKS
@@ -32,7 +37,8 @@ LATE_WRITER = """
 def agent(tmp_path: Path) -> list[str]:
     path = tmp_path / "agent.py"
     path.write_text(textwrap.dedent(LATE_WRITER))
-    return [sys.executable, str(path)]
+    # the interpreter itself, not the checkout's .venv link: a confined agent cannot see that
+    return [os.path.realpath(sys.executable), str(path)]
 
 
 def test_lines_read_after_the_exit_end_the_wall(tmp_path: Path) -> None:
@@ -43,7 +49,9 @@ def test_lines_read_after_the_exit_end_the_wall(tmp_path: Path) -> None:
     assert max(line.t for line in lines) <= finished.wall_s
 
 
-def test_ttft_is_never_after_the_wall(tmp_path: Path) -> None:
+def test_ttft_is_never_after_the_wall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Unconfined: confined, the late writer dies with the agent's pid namespace at its exit.
+    monkeypatch.setattr(confine, "detect", lambda: Support(None, "test: unconfined"))
     task = load_task(TASKS / "lru-cache.md")
     request = DriverRequest(task, render(task, "agent"), "m", None, Settings(timeout_s=30))
     output = drive(request, agent="codex", argv=agent(tmp_path), env={}, parser=CodexParser(),
