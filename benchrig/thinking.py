@@ -23,7 +23,7 @@ def _partial_tag_suffix(text: str, tags: tuple[str, ...]) -> int:
     return 0
 
 
-@dataclass
+@dataclass(slots=True)
 class _Piece:
     thinking: bool
     text: str
@@ -61,6 +61,9 @@ class ThinkSplitter:
             return
         if self.first_any is None:
             self.first_any = now
+        if not self._pending and "<" not in text:  # no tag can start here: the common case
+            self._emit(text, now)
+            return
         text = self._pending + text
         self._pending = ""
         while text:
