@@ -68,9 +68,11 @@ def run(
         raise BenchRigError("no task matches the selection")
     engine = get_driver(driver)
     if engine.kind == "agent":
-        _check_agent_confinement(require_isolation)
+        from benchrig.drivers import confine
+        _require(confine.warning(confine.detect()), require_isolation)
     if require_isolation or any(t.check_type == "tests" for t in chosen):
-        _check_isolation(require_isolation)
+        from benchrig import isolation
+        _require(isolation.warning(isolation.detect()), require_isolation)
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
@@ -99,23 +101,8 @@ def run(
         raise typer.Exit(1)
 
 
-def _check_isolation(required: bool) -> None:
-    """Warn once when candidate code would run degraded; refuse if full isolation is required."""
-    from benchrig import isolation
-
-    note = isolation.warning(isolation.detect())
-    if note is None:
-        return
-    if required:
-        raise UsageError(f"--require-isolation: {note}")
-    warn(note)
-
-
-def _check_agent_confinement(required: bool) -> None:
-    """Warn once when agents would run unconfined; refuse if isolation is required."""
-    from benchrig.drivers import confine
-
-    note = confine.warning(confine.detect())
+def _require(note: str | None, required: bool) -> None:
+    """Warn once about a confinement gap (`note`); refuse it if isolation is required."""
     if note is None:
         return
     if required:

@@ -29,6 +29,17 @@ class Attack:
     unsafe_for_shared_uid: bool = False  # would hit the host user's own processes or files
 
 
+# A daemon: double fork with a new session, so only a sweep by uid or namespace finds it.
+DAEMON = """
+import os
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv("/usr/bin/sleep", ["sleep", "__TOKEN__"])
+    os._exit(0)
+os.wait()
+"""
+
 ATTACKS = [
     # --- print or write anything -------------------------------------------------------
     Attack("forge-stdout", "print anything", """
@@ -278,15 +289,7 @@ try:
 except OSError as exc:
     print("NPROC-HIT", children, exc.errno)
 """ + CORRECT, "pass", evidence="NPROC-HIT", unsafe_for_shared_uid=True),
-    Attack("setsid-double-fork-daemon", "detached children", """
-import os
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        os.execv("/usr/bin/sleep", ["sleep", "__TOKEN__"])
-    os._exit(0)
-os.wait()
-""" + CORRECT, "pass"),
+    Attack("setsid-double-fork-daemon", "detached children", DAEMON + CORRECT, "pass"),
     Attack("fork-and-exit-chain", "detached children", """
 import os
 if os.fork() == 0:

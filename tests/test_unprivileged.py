@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.attacks import CORRECT, DAEMON
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.skipif(
@@ -50,17 +51,6 @@ out["stdout"] = proc.stdout.text()
 box.remove()
 print(json.dumps(out))
 """
-CORRECT = "def add(a, b):\n    return a + b\n"
-DAEMON = """
-import os
-if os.fork() == 0:
-    os.setsid()
-    if os.fork() == 0:
-        os.execv("/usr/bin/sleep", ["sleep", "__TOKEN__"])
-    os._exit(0)
-os.wait()
-"""
-
 
 def as_nobody(mode: str, code: str, env: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
     done = subprocess.run(
