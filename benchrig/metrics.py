@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from benchrig.jsonsafe import json_safe
+from benchrig.thinking import ThinkSplitter
 
 TOKENS_PER_S_FLOOR_S = 0.001
 TokenSource = Literal["server", "counted", "estimated"]
@@ -80,3 +81,71 @@ def mean_known(values: Iterable[float | int | None]) -> float | None:
 def any_floored(metrics: Iterable[Mapping[str, Any]]) -> bool:
     """Whether a mean of `tokens_per_s` over these metrics includes a floored rate."""
     return any(m.get("tokens_per_s_floored") for m in metrics if m["tokens_per_s"] is not None)
+
+
+class StreamCollector:
+    """Streamed deltas → answer, thinking and tool calls, with the first time of each.
+
+    Thinking arrives in a separate field or inline as <think>…</think> in the content;
+    both count the same. A tool call is an answer token (protocols.md §0).
+    """
+
+    def __init__(self, dispatched: float) -> None:
+        self.dispatched = dispatched  # may be corrected by finish()
+        self.splitter = ThinkSplitter()
+        self.first_tool: float | None = None
+        self.token_events = 0  # events that carried any text or tool call
+        self.ended: float | None = None
+
+    def delta(self, now: float, content: str | None = None, reasoning: str | None = None,
+              tool_call: bool = False) -> None:
+        carried = False
+        if reasoning:
+            self.splitter.thinking_delta(reasoning, now)
+            carried = True
+        if content:
+            self.splitter.feed(content, now)
+            carried = True
+        if tool_call:
+            self.first_tool = self.first_tool if self.first_tool is not None else now
+            carried = True
+        self.token_events += carried
+
+    def finish(self, now: float, dispatched: float | None = None) -> None:
+        """End of stream at `now`; `dispatched`, when known, is when the request really left."""
+        self.dispatched = dispatched or self.dispatched
+        self.splitter.finish(now)
+        self.ended = now
+
+    def _since_dispatch_ms(self, *times: float | None) -> float | None:
+        known = [t for t in times if t is not None]
+        return (min(known) - self.dispatched) * 1000 if known else None
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return self._since_dispatch_ms(self.splitter.first_any, self.first_tool)
+
+    @property
+    def answer_ttft_ms(self) -> float | None:
+        return self._since_dispatch_ms(self.splitter.first_answer, self.first_tool)
+
+    def metrics(self, output_tokens: int | None, output_source: TokenSource | None,
+                input_tokens: int | None, input_source: TokenSource | None,
+                prefill_tokens_per_s: float | None, engine: dict[str, Any],
+                load_time_s: float | None = None, cost_usd: float | None = None,
+                cost_source: str | None = None) -> Metrics:
+        """The one metric definition (metrics.py) applied to what this stream carried."""
+        assert self.ended is not None, "finish() first"
+        wall_s = self.ended - self.dispatched
+        ttft, answer = self.ttft_ms, self.answer_ttft_ms
+        rate, floored = decode_rate(output_tokens, wall_s, ttft)
+        return Metrics(
+            wall_s=wall_s, ttft_ms=ttft, answer_ttft_ms=answer,
+            think_time_s=think_time(ttft, answer),
+            thinking_chars=len(self.splitter.thinking),
+            tokens_per_s=rate, tokens_per_s_floored=floored,
+            prefill_tokens_per_s=prefill_tokens_per_s,
+            input_tokens=input_tokens, output_tokens=output_tokens,
+            input_tokens_source=input_source if input_tokens is not None else None,
+            output_tokens_source=output_source if output_tokens is not None else None,
+            cost_usd=cost_usd, cost_source=cost_source, load_time_s=load_time_s, engine=engine)

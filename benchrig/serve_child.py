@@ -26,16 +26,12 @@ from typing import Any
 KEEP = 256  # completions whose counters stay available
 
 
-def perf_counters(llm: Any) -> dict[str, Any]:
-    from benchrig.drivers.llamacpp import _perf
-
-    return _perf(llm)
-
-
 def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
     """Wrap Llama._create_completion: reset before, record llama.cpp's counters after, and
     count the tokens generated for the completion as they are sampled."""
     import llama_cpp
+
+    from benchrig.drivers.llamacpp import perf_counters
 
     original = llama_cpp.Llama._create_completion
 

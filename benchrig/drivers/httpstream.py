@@ -1,5 +1,5 @@
-"""What the HTTP runtimes share: base URLs, timed streaming reads, server errors as DriverError,
-and one collector that turns streamed deltas into a transcript and its timings."""
+"""What the HTTP runtimes share: base URLs, timed streaming reads, server errors as
+DriverError, and the reading of counters a server sends."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ import json
 import ssl
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from benchrig.errors import DriverError, UsageError
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
-from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
-from benchrig.thinking import ThinkSplitter
 
 if TYPE_CHECKING:
     import httpx
@@ -127,7 +125,8 @@ MALFORMED = (AttributeError, TypeError, KeyError, ValueError, *NUMERIC_ERRORS)
 
 def malformed(url: str, raw: bytes, exc: Exception) -> DriverError:
     """A stream item whose shape no server documents: the server's fault, said plainly."""
-    return DriverError("infra", f"{url} sent an item BenchRig cannot read "
+    what = "that is not JSON" if isinstance(exc, json.JSONDecodeError) else "BenchRig cannot read"
+    return DriverError("infra", f"{url} sent an item {what} "
                        f"({type(exc).__name__}: {exc}): {raw[:200]!r}")
 
 
@@ -135,8 +134,7 @@ def malformed(url: str, raw: bytes, exc: Exception) -> DriverError:
 class StreamRead:
     """Facts about the response as a whole, filled in while its chunks are read."""
 
-    status: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    server: str | None = None  # the HTTP Server header
     chunks: int = 0
     bytes: int = 0
     began: float | None = None  # perf_counter when the client started on the request
@@ -169,9 +167,7 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead, deadl
     try:
         with http.stream("POST", url, json=body, headers=headers,
                          extensions={"trace": read.trace}) as response:
-            read.status = response.status_code
-            read.headers = {k.lower(): v for k, v in response.headers.items()
-                            if k.lower() in ("server", "content-type", "x-request-id")}
+            read.server = response.headers.get("server")
             if response.status_code >= 400:
                 raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
                                   f"{server_message(response.read())}")
@@ -185,72 +181,6 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead, deadl
                                       f"timeout_s={timeout_s:g}")
     except httpx.HTTPError as exc:
         raise _transport_error(exc, url, timeout_s) from None
-
-
-class StreamCollector:
-    """Streamed deltas → answer, thinking and tool calls, with the first time of each.
-
-    Thinking arrives in a separate field or inline as <think>…</think> in the content;
-    both count the same. A tool call is an answer token (protocols.md §0).
-    """
-
-    def __init__(self, dispatched: float) -> None:
-        self.dispatched = dispatched  # replaced by StreamRead.dispatched once known
-        self.splitter = ThinkSplitter()
-        self.first_tool: float | None = None
-        self.token_events = 0  # events that carried any text or tool call
-        self.ended: float | None = None
-
-    def delta(self, now: float, content: str | None = None, reasoning: str | None = None,
-              tool_call: bool = False) -> None:
-        carried = False
-        if reasoning:
-            self.splitter.thinking_delta(reasoning, now)
-            carried = True
-        if content:
-            self.splitter.feed(content, now)
-            carried = True
-        if tool_call:
-            self.first_tool = self.first_tool if self.first_tool is not None else now
-            carried = True
-        self.token_events += carried
-
-    def finish(self, now: float) -> None:
-        self.splitter.finish(now)
-        self.ended = now
-
-    def _since_dispatch_ms(self, *times: float | None) -> float | None:
-        known = [t for t in times if t is not None]
-        return (min(known) - self.dispatched) * 1000 if known else None
-
-    @property
-    def ttft_ms(self) -> float | None:
-        return self._since_dispatch_ms(self.splitter.first_any, self.first_tool)
-
-    @property
-    def answer_ttft_ms(self) -> float | None:
-        return self._since_dispatch_ms(self.splitter.first_answer, self.first_tool)
-
-    def metrics(self, output_tokens: int | None, output_source: TokenSource | None,
-                input_tokens: int | None, input_source: TokenSource | None,
-                prefill_tokens_per_s: float | None, engine: dict[str, Any],
-                load_time_s: float | None = None, cost_usd: float | None = None,
-                cost_source: str | None = None) -> Metrics:
-        """The one metric definition (metrics.py) applied to what this stream carried."""
-        assert self.ended is not None, "finish() first"
-        wall_s = self.ended - self.dispatched
-        ttft, answer = self.ttft_ms, self.answer_ttft_ms
-        rate, floored = decode_rate(output_tokens, wall_s, ttft)
-        return Metrics(
-            wall_s=wall_s, ttft_ms=ttft, answer_ttft_ms=answer,
-            think_time_s=think_time(ttft, answer),
-            thinking_chars=len(self.splitter.thinking),
-            tokens_per_s=rate, tokens_per_s_floored=floored,
-            prefill_tokens_per_s=prefill_tokens_per_s,
-            input_tokens=input_tokens, output_tokens=output_tokens,
-            input_tokens_source=input_source if input_tokens is not None else None,
-            output_tokens_source=output_source if output_tokens is not None else None,
-            cost_usd=cost_usd, cost_source=cost_source, load_time_s=load_time_s, engine=engine)
 
 
 def positive(value: Any) -> float | None:

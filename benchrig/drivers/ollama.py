@@ -10,7 +10,6 @@ from typing import Any
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.drivers.httpstream import (
     MALFORMED,
-    StreamCollector,
     StreamRead,
     as_text,
     base_url,
@@ -23,7 +22,7 @@ from benchrig.drivers.httpstream import (
     request_json,
 )
 from benchrig.errors import DriverError
-from benchrig.metrics import TokenSource
+from benchrig.metrics import StreamCollector, TokenSource
 from benchrig.streams import NDJSONDecoder
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -88,11 +87,7 @@ class ChatLines:
             raise malformed(self.url, raw, exc) from None
 
     def _line(self, raw: bytes, now: float) -> dict[str, Any] | None:
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            raise DriverError("infra", f"{self.url} sent a line that is not JSON: "
-                              f"{raw[:200]!r}") from None
+        data = json.loads(raw)  # not JSON: MALFORMED, reported by line()
         if not isinstance(data, dict):
             return None
         if "error" in data:
@@ -159,6 +154,7 @@ class OllamaDriver:
         prompt_n, prompt_ns = count(engine.get("prompt_eval_count")), positive(
             engine.get("prompt_eval_duration"))
         eval_n = count(engine.get("eval_count"))
+        engine["eval_per_second"] = per_second(eval_n, positive(engine.get("eval_duration")), NS)
         out_source: TokenSource = "server" if eval_n is not None else "estimated"
         output = eval_n if eval_n is not None else collector.token_events
         metrics = collector.metrics(
@@ -201,12 +197,9 @@ class OllamaDriver:
         if final is None:
             raise DriverError("infra", f"the stream from {url} ended after {read.bytes} bytes "
                               "without its final (done) line")
-        collector.dispatched = read.dispatched or collector.dispatched
-        collector.finish(now)
+        collector.finish(now, read.dispatched)
         engine: dict[str, Any] = {"source": "ollama /api/chat",
                                   **{k: final[k] for k in COUNTERS if k in final}}
-        eval_n, eval_ns = count(final.get("eval_count")), positive(final.get("eval_duration"))
-        engine["eval_per_second"] = per_second(eval_n, eval_ns, NS)
         engine["stream"] = {**read.to_json(), "token_events": collector.token_events}
         transcript = Transcript(answer=collector.splitter.answer,
                                 thinking=collector.splitter.thinking,

@@ -10,7 +10,6 @@ from typing import Any
 from benchrig.drivers.base import DriverOutput, DriverRequest, Settings, Transcript
 from benchrig.drivers.httpstream import (
     MALFORMED,
-    StreamCollector,
     StreamRead,
     as_text,
     base_url,
@@ -22,7 +21,7 @@ from benchrig.drivers.httpstream import (
     request_json,
 )
 from benchrig.errors import DriverError, UsageError
-from benchrig.metrics import TokenSource
+from benchrig.metrics import StreamCollector, TokenSource
 from benchrig.streams import SSEDecoder
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -82,11 +81,7 @@ class _Stream:
         if data == DONE:
             self.done = True
             return
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise DriverError("infra", f"{url} sent an event that is not JSON: "
-                              f"{data[:200]!r}") from None
+        chunk = json.loads(data)  # not JSON: MALFORMED, reported by event()
         if not isinstance(chunk, dict):
             return
         self.completion_id = self.completion_id or as_text(chunk.get("id"))
@@ -126,14 +121,10 @@ class _Stream:
 
 def _get_optional(http: Any, url: str, headers: dict[str, str]) -> dict[str, Any] | None:
     """A GET that may not exist on this server: its JSON object, or None on any failure."""
-    import httpx
-
     try:
-        response = http.get(url, headers=headers, timeout=5.0)
-        data = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, RecursionError):
+        return request_json(http, "GET", url, headers=headers, timeout_s=5.0)
+    except DriverError:
         return None
-    return data if isinstance(data, dict) else None
 
 
 class OpenAIDriver:
@@ -174,8 +165,7 @@ class OpenAIDriver:
                     raise DriverError("infra", f"the stream from {url} was cut after "
                                       f"{read.bytes} bytes ({state.events} events, no "
                                       f"finish_reason or [DONE]): {unfinished[:120]!r}")
-            collector.dispatched = read.dispatched or collector.dispatched
-            collector.finish(now)
+            collector.finish(now, read.dispatched)
             # Untimed, after the stream: what `benchrig serve` knows about this completion.
             server = _get_optional(http, f"{root}/benchrig/server", headers)
             perf = None
@@ -185,7 +175,8 @@ class OpenAIDriver:
             probe = None
             if state.usage is None and state.timings is None and perf is None:
                 probe = self._probe_usage(http, url, body, headers, s.timeout_s)
-        return self._output(request, root, body, state, read, probe, server, perf)
+        return self._output(request, root, body, state, read, probe, server, perf,
+                            keyed=bool(headers))
 
     def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
                      headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
@@ -203,7 +194,7 @@ class OpenAIDriver:
 
     def _output(self, request: DriverRequest, root: str, sent: dict[str, Any], state: _Stream,
                 read: StreamRead, probe: dict[str, Any] | None, server: dict[str, Any] | None,
-                perf: dict[str, Any] | None) -> DriverOutput:
+                perf: dict[str, Any] | None, keyed: bool) -> DriverOutput:
         usage, timings, perf = state.usage or {}, state.timings or {}, perf or {}
         out_source: TokenSource = "server"
         output = count(usage.get("completion_tokens"))
@@ -245,13 +236,13 @@ class OpenAIDriver:
                      "context_size": count(server.get("context_size")),
                      "threads": count(server.get("threads")),
                      "chat_format": as_text(server.get("chat_format")),
-                     "api_key_env": API_KEY_ENV if _headers() else None}
+                     "api_key_env": API_KEY_ENV if keyed else None}
         transcript = Transcript(answer=state.collector.splitter.answer,
                                 thinking=state.collector.splitter.thinking,
                                 finish_reason=state.finish_reason,
                                 tool_calls=tuple(state.calls[i] for i in sorted(state.calls)))
         runtime = {"name": as_text(server.get("server")) or "openai-compatible",
                    "version": as_text(server.get("version")), "base_url": root,
-                   "http_server": read.headers.get("server"), "served": server or None}
+                   "http_server": read.server, "served": server or None}
         return DriverOutput(transcript=transcript, metrics=metrics, runtime=runtime,
                             effective=effective)
