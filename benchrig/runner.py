@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
-from benchrig.checks.coding import CheckDetail
+from benchrig.checks.coding import failed_details
 from benchrig.checks.judge import Verdict, judge, load_checkers
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
@@ -114,8 +114,8 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
     details = verdict.details if verdict else ()
     if error is not None and task.check_type == "tests":
         # every assertion counts, so an attempt that errs never lifts the assertion rate
-        details = tuple(CheckDetail(name, False, f"not checked: the attempt ended in "
-                                    f"{error.kind} error", 0.0) for name in task.test_names)
+        details = failed_details(task.test_names,
+                                 f"not checked: the attempt ended in {error.kind} error")
     result: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "task": task.id,

@@ -41,8 +41,6 @@ BUILTIN_OPS: dict[str, Any] = {
     "delitem": lambda obj, key: obj.__delitem__(key),
     "contains": lambda obj, item: item in obj,
     "iter": lambda obj: list(obj),
-    "str": lambda obj: str(obj),
-    "repr": lambda obj: repr(obj),
 }
 
 

@@ -33,7 +33,6 @@ class SpeedFigures:
     """One speed task over its attempts: decode and prefill rates, TTFT, tokens, stops."""
 
     task: str
-    attempts: int
     decode_tps: float | None
     decode_floored: bool
     decode_span: Span | None
@@ -48,9 +47,7 @@ class SuiteCard:
     """One suite of one model: what passed, how it was measured, what went wrong."""
 
     suite: str
-    attempts: int
     runs: int
-    tasks: int
     passed: int
     scored: int
     errors: int
@@ -65,7 +62,6 @@ class SuiteCard:
     output_tokens: int | None = None
     decode_tps: float | None = None
     decode_floored: bool = False
-    decode_span: Span | None = None
     prefill_tps: float | None = None
     finish_reasons: dict[str, int] = field(default_factory=dict)
     max_checks: int = 0
@@ -178,7 +174,6 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
         tasks.setdefault(result["task"], []).append(result)
     return tuple(SpeedFigures(
         task=task,
-        attempts=len(group),
         decode_tps=_decode(group),
         decode_floored=_floored(group),
         decode_span=_span(by_run(group), _decode),
@@ -194,9 +189,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
     scored = _scored(results)
     return SuiteCard(
         suite=suite,
-        attempts=len(results),
         runs=len(runs),
-        tasks=len({r["task"] for r in results}),
         passed=sum(r["result"] == "pass" for r in scored),
         scored=len(scored),
         errors=sum(r["result"] == "error" for r in results),
@@ -211,7 +204,6 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         output_tokens=_token_sum(results, "output_tokens"),
         decode_tps=_decode(results),
         decode_floored=_floored(results),
-        decode_span=_span(runs, _decode),
         prefill_tps=mean_known(r["metrics"]["prefill_tokens_per_s"] for r in results),
         finish_reasons=_finishes(results),
         max_checks=max((r["checks"]["total"] for r in results), default=0),

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.checks.coding import CheckDetail
+from benchrig.checks.coding import CheckDetail, failed_details
 from benchrig.checks.evaluators import Decision, evaluate, known_evaluator
 from benchrig.checks.judge import Verdict, checker
 from benchrig.checks.normalize import (
     TAIL_CHARS,
+    Answer,
     clean,
     final_text,
     normalize,
@@ -24,6 +25,7 @@ from benchrig.checks.normalize import (
     parse_number,
     tail,
 )
+from benchrig.checks.rules import accepted_patterns
 from benchrig.drivers.base import Settings, Transcript
 from benchrig.spec import TaskSpec
 
@@ -85,7 +87,7 @@ def rule_final_answer(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]
     value = final_answer_value(answer)
     if value is None:
         return Outcome(False, None, "no 'Final answer:' line: no answer"), None
-    accept = list(task.check.get("accept") or [re.escape(normalize(_expected(task)))])
+    accept = accepted_patterns(task.check, _expected(task))
     matched = full_match(accept, value)
     if matched is not None:
         return Outcome(True, value, f"final answer {value!r} accepted", matched), value
@@ -139,16 +141,22 @@ def conclusion_sentence(answer: str) -> str:
 Rule = Callable[[TaskSpec, str], tuple[Outcome, str | None]]
 
 
-def no_answer(kind: str, names: list[str], transcript: Transcript,
+def truncation_note(settings: Settings, notes: str) -> str:
+    """The notes of an answer the token limit cut off before it was right."""
+    return (f"Response truncated at num_predict={settings.max_tokens} before the answer was "
+            f"complete; {notes}")
+
+
+def no_answer(kind: str, names: list[str], answer: Answer, transcript: Transcript,
               settings: Settings) -> Verdict | None:
     """A response that ended inside the thinking has no answer: every check fails. Cut off
     there by the token limit (not a normal stop), it is `truncated_thinking`."""
-    if not final_text(transcript.answer, transcript.thinking).ended_in_thinking:
+    if not answer.ended_in_thinking:
         return None
     cut_off = transcript.finish_reason == "length"
     message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
                "no answer" if cut_off else "the response ended inside <think>: no answer")
-    return Verdict("fail", tuple(CheckDetail(n, False, message, 0.0) for n in names), message,
+    return Verdict("fail", failed_details(names, message), message,
                    truncated=cut_off, truncated_thinking=cut_off,
                    evidence={"check": kind, "extracted": None})
 
@@ -156,10 +164,10 @@ def no_answer(kind: str, names: list[str], transcript: Transcript,
 def score(task: TaskSpec, transcript: Transcript, settings: Settings, rule: Rule) -> Verdict:
     """Answer after </think> → evaluator layer → the rule; with evidence for an audit."""
     kind = str(task.check["type"])
-    empty = no_answer(kind, [kind], transcript, settings)
+    answer = final_text(transcript.answer, transcript.thinking)
+    empty = no_answer(kind, [kind], answer, transcript, settings)
     if empty is not None:
         return empty
-    answer = final_text(transcript.answer, transcript.thinking)
     cut = transcript.finish_reason == "length"
     evidence: dict[str, Any] = {"check": kind, "answer_chars": len(answer.text)}
     outcome, candidate = rule(task, answer.text)
@@ -178,8 +186,7 @@ def score(task: TaskSpec, transcript: Transcript, settings: Settings, rule: Rule
     truncated = cut and not outcome.passed
     notes = outcome.message
     if truncated:
-        notes = (f"Response truncated at num_predict={settings.max_tokens} before the answer "
-                 f"was complete; {notes}")
+        notes = truncation_note(settings, notes)
     return Verdict("pass" if outcome.passed else "fail",
                    (CheckDetail(kind, outcome.passed, outcome.message, 0.0),), notes,
                    truncated=truncated, evidence=evidence)

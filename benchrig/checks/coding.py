@@ -15,7 +15,7 @@ import builtins
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -36,6 +36,11 @@ class CheckDetail:
     passed: bool
     message: str
     duration_s: float
+
+
+def failed_details(names: Iterable[str], message: str) -> tuple[CheckDetail, ...]:
+    """Every check in `names` failed, for one reason (nothing was run)."""
+    return tuple(CheckDetail(name, False, message, 0.0) for name in names)
 
 
 @dataclass(frozen=True)
@@ -125,21 +130,22 @@ class CandidateRunner:
         try:
             reply = self.proc.request({"op": "import", "source": self.code}, self.left())
         except CandidateFailure as exc:
-            self.import_error = f"importing the candidate failed: {exc}"
-            self.session.incidents.append(self.import_error)
-            self.stop()
-            raise CandidateFailure(self.import_error) from None
+            raise self._import_failed(str(exc)) from None
         if reply.get("ok") is not True:
             error = reply["error"] if isinstance(reply.get("error"), dict) else {}
-            detail = f"{error.get('type', '?')}: {error.get('message', '')}".strip()
-            self.import_error = f"importing the candidate failed: {detail}"
-            self.session.incidents.append(self.import_error)
-            self.stop()
-            raise CandidateFailure(self.import_error)
+            raise self._import_failed(
+                f"{error.get('type', '?')}: {error.get('message', '')}".strip())
         kinds = reply.get("kinds")
         self.session.kinds = {name: kind for name, kind in kinds.items()
                               if type(name) is str and kind in ("class", "function")
                               } if type(kinds) is dict else {}
+
+    def _import_failed(self, detail: str) -> CandidateFailure:
+        """Record why the import failed and stop the process; the failure to raise."""
+        self.import_error = f"importing the candidate failed: {detail}"
+        self.session.incidents.append(self.import_error)
+        self.stop()
+        return CandidateFailure(self.import_error)
 
     def stop(self) -> None:
         if self.proc is not None:

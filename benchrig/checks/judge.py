@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrig.checks.coding import CheckDetail, run_tests
+from benchrig.checks.coding import CheckDetail, failed_details, run_tests
 from benchrig.checks.extract import extract_code, truncation_message
 from benchrig.drivers.base import Settings, Transcript
 from benchrig.sandbox import child_source
@@ -51,10 +51,6 @@ def checker(name: str) -> Callable[[Checker], Checker]:
     return register
 
 
-def _all_failed(task: TaskSpec, message: str) -> tuple[CheckDetail, ...]:
-    return tuple(CheckDetail(name, False, message, 0.0) for name in task.test_names)
-
-
 @checker("tests")
 def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
     """Coding: the file the agent wrote, else the code in the answer, against hidden tests."""
@@ -67,9 +63,11 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
         if found.code is None:
             if found.truncated:
                 message = truncation_message(settings.max_tokens)
-                return Verdict("fail", _all_failed(task, message), message, truncated=True)
+                return Verdict("fail", failed_details(task.test_names, message), message,
+                               truncated=True)
             message = "no code found in the response"
-            return Verdict("fail", _all_failed(task, message), message, code_source="message")
+            return Verdict("fail", failed_details(task.test_names, message), message,
+                           code_source="message")
         code, source, how = found.code, "message", found.how
     report = run_tests(task, code)
     notes = f"{report.passed}/{report.total} checks passed"

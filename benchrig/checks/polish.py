@@ -6,8 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchrig.checks.answers import final_answer_value, no_answer
-from benchrig.checks.coding import CheckDetail
+from benchrig.checks.answers import (
+    EXTRACT_CHARS,
+    final_answer_value,
+    no_answer,
+    truncation_note,
+)
+from benchrig.checks.coding import CheckDetail, failed_details
 from benchrig.checks.judge import Verdict, checker
 from benchrig.checks.normalize import clean, collapse, final_text
 from benchrig.drivers.base import Settings, Transcript
@@ -85,8 +90,7 @@ def _verdict(kind: str, details: list[CheckDetail], evidence: dict[str, Any],
     notes = f"{right}/{len(details)} {kind} checks passed"
     truncated = transcript.finish_reason == "length" and not passed
     if truncated:
-        notes = (f"Response truncated at num_predict={settings.max_tokens} before the answer "
-                 f"was complete; {notes}")
+        notes = truncation_note(settings, notes)
     return Verdict("pass" if passed else "fail", tuple(details), notes, truncated=truncated,
                    evidence=evidence)
 
@@ -96,10 +100,11 @@ def check_declension(task: TaskSpec, transcript: Transcript, settings: Settings)
     """Each of the seven cases must be given one of its accepted forms, exactly (diacritics
     included, letter case ignored)."""
     accepted: dict[str, list[str]] = {k: list(v) for k, v in task.check["cases"].items()}
-    empty = no_answer("declension", list(accepted), transcript, settings)
+    answer = final_text(transcript.answer, transcript.thinking)
+    empty = no_answer("declension", list(accepted), answer, transcript, settings)
     if empty is not None:
         return empty
-    given = case_lines(final_text(transcript.answer, transcript.thinking).text)
+    given = case_lines(answer.text)
     details = []
     for case, forms in accepted.items():
         form = given.get(case)
@@ -132,13 +137,14 @@ def check_choices(task: TaskSpec, transcript: Transcript, settings: Settings) ->
     given two different letters is wrong."""
     expected = {str(k): str(v).upper() for k, v in task.check["answers"].items()}
     names = [f"item {k}" for k in expected]
-    empty = no_answer("choices", names, transcript, settings)
+    answer = final_text(transcript.answer, transcript.thinking)
+    empty = no_answer("choices", names, answer, transcript, settings)
     if empty is not None:
         return empty
-    value = final_answer_value(final_text(transcript.answer, transcript.thinking).text)
+    value = final_answer_value(answer.text)
     if value is None:
         message = "no 'Final answer:' line: no answer"
-        return _verdict("choices", [CheckDetail(n, False, message, 0.0) for n in names],
+        return _verdict("choices", list(failed_details(names, message)),
                         {"check": "choices", "extracted": None}, transcript, settings)
     given = choice_pairs(value)
     details = []
@@ -148,7 +154,7 @@ def check_choices(task: TaskSpec, transcript: Transcript, settings: Settings) ->
         message = ("correct" if ok else "not answered" if not got
                    else f"answered {'/'.join(got)}, expected {letter}")
         details.append(CheckDetail(f"item {item}", ok, message, 0.0))
-    return _verdict("choices", details, {"check": "choices", "extracted": value[-300:]},
+    return _verdict("choices", details, {"check": "choices", "extracted": value[-EXTRACT_CHARS:]},
                     transcript, settings)
 
 
@@ -173,10 +179,11 @@ def check_summary(task: TaskSpec, transcript: Transcript, settings: Settings) ->
     facts: list[dict[str, Any]] = list(task.check.get("facts") or [])
     low, high = task.check.get("min_words"), task.check["max_words"]
     names = ["word count", *(f"fact: {f['name']}" for f in facts)]
-    empty = no_answer("summary", names, transcript, settings)
+    answer = final_text(transcript.answer, transcript.thinking)
+    empty = no_answer("summary", names, answer, transcript, settings)
     if empty is not None:
         return empty
-    text = summary_text(final_text(transcript.answer, transcript.thinking).text)
+    text = summary_text(answer.text)
     words = count_words(text)
     within = words <= high and (low is None or words >= low)
     limit = f"{low}–{high}" if low is not None else f"at most {high}"
@@ -188,4 +195,4 @@ def check_summary(task: TaskSpec, transcript: Transcript, settings: Settings) ->
         details.append(CheckDetail(f"fact: {fact['name']}", hit is not None,
                                    "present" if hit else "missing", 0.0))
     return _verdict("summary", details, {"check": "summary", "words": words,
-                                         "extracted": text[-300:]}, transcript, settings)
+                                         "extracted": text[-EXTRACT_CHARS:]}, transcript, settings)

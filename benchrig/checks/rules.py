@@ -4,6 +4,7 @@ gaps, and an `expected` answer that the task's own patterns would reject."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from benchrig.checks.normalize import normalize, tail
@@ -11,6 +12,11 @@ from benchrig.checks.normalize import normalize, tail
 # `.*`, `.+`, `.{2,}` (lazy or not): a gap that lets scattered mentions add up to a match.
 UNBOUNDED_GAP = re.compile(r"(?<!\\)\.(?:\*|\+|\{\d*,\})")
 EXPECTS_ANSWER = ("final_answer", "regex", "exact_or_contains")
+
+
+def accepted_patterns(check: Mapping[str, Any], expected: str) -> list[str]:
+    """A final_answer check's patterns: its `accept` list, else the expected answer itself."""
+    return list(check.get("accept") or [re.escape(normalize(expected))])
 
 
 def _compile(pattern: str, field: str, problems: list[str]) -> re.Pattern[str] | None:
@@ -30,7 +36,7 @@ def check_problems(meta: dict[str, Any]) -> list[str]:
     if kind in EXPECTS_ANSWER and not isinstance(expected, str):
         return [f"expected: a {kind} check needs the expected answer (a quoted string)"]
     if kind == "final_answer":
-        accept = check.get("accept") or [re.escape(normalize(str(expected)))]
+        accept = accepted_patterns(check, str(expected))
         compiled = [_compile(p, f"check.accept[{i}]", problems) for i, p in enumerate(accept)]
         if not problems and not any(c.fullmatch(normalize(str(expected))) for c in compiled
                                     if c is not None):
