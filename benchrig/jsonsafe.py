@@ -26,10 +26,10 @@ def finite(value: Any) -> float | None:
 
 
 def whole(value: Any) -> int | None:
-    """A number as an int (a float is truncated), or None when it is not a finite number of
-    at most LARGEST_COUNT in size."""
+    """A count as an int (a float is truncated), or None when it is not a finite number
+    from 0 to LARGEST_COUNT (a result holds no negative count)."""
     number = finite(value)
-    if number is None or abs(number) > LARGEST_COUNT:
+    if number is None or not 0 <= number <= LARGEST_COUNT:
         return None
     return value if isinstance(value, int) else int(number)
 

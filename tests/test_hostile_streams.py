@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import get_driver
+from benchrig.drivers.claude import ClaudeParser
+from benchrig.drivers.codex import CodexParser
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.pi import PiParser
 from benchrig.errors import DriverError
@@ -104,6 +106,26 @@ def test_pi_usage_and_cost_of_inf_are_unknown() -> None:
     assert (run.input_tokens, run.output_tokens) == (5, 7)
     assert run.cost_usd is None and run.cost_source == (
         "pi reported a cost that is not a finite number")
+
+
+def test_negative_counts_and_costs_from_an_agent_are_unknown() -> None:
+    """A result holds no negative count or cost (the schema says so): unknown, not a crash."""
+    assert whole(-3) is None and whole(0) == 0
+    codex = CodexParser()
+    codex.event(0.1, {"type": "turn.completed",
+                      "usage": {"input_tokens": 5, "output_tokens": -3}})
+    assert codex.finish().output_tokens is None
+    claude = ClaudeParser(streaming=True)
+    claude.event(0.1, {"type": "result", "subtype": "success", "is_error": False,
+                       "result": "x", "total_cost_usd": -1.0, "num_turns": -2})
+    run = claude.finish()
+    assert run.cost_usd is None and run.turns is None
+    pi = PiParser(local=False)
+    pi.event(0.1, {"type": "message_end", "message": {
+        "role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "x"}],
+        "usage": {"input": 5, "output": 7, "cost": {"total": -0.5}}}})
+    pi.event(0.2, {"type": "agent_end"})
+    assert pi.finish().cost_usd is None
 
 
 def test_openai_inf_timings_and_deep_events(results_dir: Path) -> None:

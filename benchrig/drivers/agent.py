@@ -76,15 +76,15 @@ class StreamParser:
         return self.run
 
 
-def integer(value: Any) -> int | None:
-    """A token count as the agent sent it: a missing, non-numeric or non-finite value (JSON's
-    `1e400` is inf) is unknown."""
-    return whole(value)
+# A count as the agent sent it: missing, non-numeric, negative or non-finite (JSON's `1e400`
+# is inf) is unknown.
+integer = whole
 
 
 def amount(value: Any) -> float | None:
-    """A cost as the agent sent it: a finite number, else unknown."""
-    return finite(value)
+    """A cost as the agent sent it: a finite number of at least 0, else unknown."""
+    cost = finite(value)
+    return cost if cost is not None and cost >= 0 else None
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -101,8 +101,9 @@ class ClaudeParser(StreamParser):
         totals: dict[str, int] = {}
         for usage in self.usage_by_message.values():
             for name, value in usage.items():
-                if integer(value) is not None:
-                    totals[name] = totals.get(name, 0) + (integer(value) or 0)
+                n = integer(value)
+                if n is not None:
+                    totals[name] = totals.get(name, 0) + n
         return totals
 
     def finish(self) -> AgentRun:

@@ -97,7 +97,8 @@ class PiParser(StreamParser):
             self.usage[key] += integer(usage.get(key)) or 0
         total = (usage.get("cost") or {}).get("total")
         if self.cost is not None and total is not None:
-            self.cost = None if amount(total) is None else self.cost + float(total)
+            cost = amount(total)
+            self.cost = None if cost is None else self.cost + cost
         self.stop_reason = message.get("stopReason")
         self.error_message = message.get("errorMessage")
         text = "".join(block.get("text", "") for block in message.get("content") or []
