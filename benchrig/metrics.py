@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from benchrig.jsonsafe import json_safe
 from benchrig.thinking import ThinkSplitter
 
 TOKENS_PER_S_FLOOR_S = 0.001
@@ -39,8 +38,28 @@ class Metrics:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(replace(self, engine={}))  # asdict would recurse into raw engine data
-        data["engine"] = json_safe(dict(self.engine)) or None
-        return json_safe(data)  # type: ignore[no-any-return]
+        data["engine"] = dict(self.engine) or None
+        return data  # made strict JSON with the whole result (runner)
+
+
+def measured(*, wall_s: float | None, ttft_ms: float | None, answer_ttft_ms: float | None,
+             thinking_chars: int | None, output_tokens: int | None,
+             output_source: TokenSource | None, input_tokens: int | None,
+             input_source: TokenSource | None, engine: dict[str, Any],
+             prefill_tokens_per_s: float | None = None, cost_usd: float | None = None,
+             cost_source: str | None = None, load_time_s: float | None = None) -> Metrics:
+    """Metrics from what a driver observed: the decode rate, its floor and the thinking
+    time derived here, once for every driver; a token source only beside a known count."""
+    rate, floored = decode_rate(output_tokens, wall_s, ttft_ms)
+    return Metrics(
+        wall_s=wall_s, ttft_ms=ttft_ms, answer_ttft_ms=answer_ttft_ms,
+        think_time_s=think_time(ttft_ms, answer_ttft_ms), thinking_chars=thinking_chars,
+        tokens_per_s=rate, tokens_per_s_floored=floored,
+        prefill_tokens_per_s=prefill_tokens_per_s,
+        input_tokens=input_tokens, output_tokens=output_tokens,
+        input_tokens_source=input_source if input_tokens is not None else None,
+        output_tokens_source=output_source if output_tokens is not None else None,
+        cost_usd=cost_usd, cost_source=cost_source, load_time_s=load_time_s, engine=engine)
 
 
 def decode_rate(output_tokens: int | None, wall_s: float | None,
@@ -136,16 +155,10 @@ class StreamCollector:
                 cost_source: str | None = None) -> Metrics:
         """The one metric definition (metrics.py) applied to what this stream carried."""
         assert self.ended is not None, "finish() first"
-        wall_s = self.ended - self.dispatched
-        ttft, answer = self.ttft_ms, self.answer_ttft_ms
-        rate, floored = decode_rate(output_tokens, wall_s, ttft)
-        return Metrics(
-            wall_s=wall_s, ttft_ms=ttft, answer_ttft_ms=answer,
-            think_time_s=think_time(ttft, answer),
-            thinking_chars=len(self.splitter.thinking),
-            tokens_per_s=rate, tokens_per_s_floored=floored,
-            prefill_tokens_per_s=prefill_tokens_per_s,
-            input_tokens=input_tokens, output_tokens=output_tokens,
-            input_tokens_source=input_source if input_tokens is not None else None,
-            output_tokens_source=output_source if output_tokens is not None else None,
-            cost_usd=cost_usd, cost_source=cost_source, load_time_s=load_time_s, engine=engine)
+        return measured(
+            wall_s=self.ended - self.dispatched, ttft_ms=self.ttft_ms,
+            answer_ttft_ms=self.answer_ttft_ms, thinking_chars=len(self.splitter.thinking),
+            output_tokens=output_tokens, output_source=output_source,
+            input_tokens=input_tokens, input_source=input_source, engine=engine,
+            prefill_tokens_per_s=prefill_tokens_per_s, cost_usd=cost_usd,
+            cost_source=cost_source, load_time_s=load_time_s)

@@ -70,11 +70,16 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def result_text(result: dict[str, Any]) -> str:
+    """A result as its file holds it: strict JSON (no NaN or Infinity), indented."""
+    return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def write_result(directory: Path, result: dict[str, Any]) -> Path:
     """Validate `result`, then write it to results/<date>-<model>-<task>-<run_id>.json."""
     validate(result)
     path = result_path(directory, result)
-    write_atomic(path, json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_atomic(path, result_text(result))
     return path
 
 

@@ -24,10 +24,10 @@ from benchrig.result import (
     SCHEMA_VERSION,
     excerpt,
     result_path,
+    result_text,
     utc_now,
     validate,
     write_atomic,
-    write_result,
 )
 from benchrig.spec import TaskSpec
 
@@ -216,7 +216,8 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     result["transcript_file"] = sidecar.name
     validate(result)  # before anything is written: an invalid result leaves no sidecar either
     _write_transcript(sidecar, request, output)
-    return Attempt(result, write_result(results_dir, result))
+    write_atomic(path, result_text(result))
+    return Attempt(result, path)
 
 
 def matrix(tasks: list[TaskSpec], models: list[str],

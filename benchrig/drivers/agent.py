@@ -16,10 +16,15 @@ from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.drivers.confine import BUBBLEWRAP, confine
 from benchrig.errors import DriverError
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
-from benchrig.metrics import Metrics, TokenSource, decode_rate, think_time
+from benchrig.metrics import TokenSource, measured
 
 MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are counted
 PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, *NUMERIC_ERRORS)
+
+
+# Sampling settings an agent CLI keeps to itself: unknown unless a driver knows them.
+UNCONTROLLED: dict[str, Any] = dict.fromkeys(
+    ("temperature", "max_tokens", "context_size", "think", "seed"))
 
 
 @dataclass
@@ -48,6 +53,11 @@ class AgentRun:
         if self.first_any_s is None:
             self.first_any_s = t
 
+    def thought(self, t: float, text: str) -> None:
+        """Thinking text arrived at `t`."""
+        self.saw_thinking(t)
+        self.thinking_chars = (self.thinking_chars or 0) + len(text)
+
     def saw_answer(self, t: float) -> None:
         self.saw_thinking(t)
         if self.first_answer_s is None:
@@ -65,9 +75,6 @@ class StreamParser:
     def event(self, t: float, event: Any) -> None:
         raise NotImplementedError
 
-    def text(self, t: float, text: str) -> None:
-        """A stdout line that is not JSON (most agents print none)."""
-
     def record(self, event: Any) -> Any:
         """The event as the sidecar keeps it."""
         return event
@@ -79,6 +86,12 @@ class StreamParser:
 # A count as the agent sent it: missing, non-numeric, negative or non-finite (JSON's `1e400`
 # is inf) is unknown.
 integer = whole
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text blocks of an assistant message (pi and Claude share the shape), joined."""
+    return "".join(block.get("text", "") for block in message.get("content") or []
+                   if isinstance(block, dict) and block.get("type") == "text")
 
 
 def amount(value: Any) -> float | None:
@@ -140,24 +153,26 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
             data = json.loads(line.text)
         except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             if line.text.strip():
-                parser.text(line.t, line.text)
                 keep({"kind": "stdout", "t_s": stamp, "text": line.text})
             return
         try:
             parser.event(line.t, data)
         except PARSE_ERRORS:  # a known event in an unexpected shape: keep it, count it
             counts["unparsed"] += 1
+        request.progress.tokens(parser.run.deltas)
+        if len(events) >= MAX_EVENT_RECORDS:  # the sidecar is full: no record to build
+            counts["dropped"] += 1
+            return
         try:
             record = parser.record(data)
         except PARSE_ERRORS:
             record = data
         keep({"kind": "event", "t_s": stamp, "event": record})
-        request.progress.tokens(parser.run.deltas)
 
     with Workspace() as workspace:
         hidden = (*request.hidden_paths, *task_folders(request))
         confined = confine(argv, workspace=workspace.path, env=env, private=hidden)
-        effective = {**effective, "agent_confinement": confined.record}
+        effective = {**UNCONTROLLED, **effective, "agent_confinement": confined.record}
         request.progress.phase(f"running {agent}")
         try:
             finished = stream_process(confined.argv, cwd=workspace.path, env=env,
@@ -172,8 +187,6 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
         run, unreadable = parser.finish(), None
     except Exception as exc:  # an event shape no parser foresaw: the stream's fault, not ours
         run, unreadable = parser.run, f"{type(exc).__name__}: {exc}"
-    ttft_ms, answer_ms = _ms(run.first_any_s), _ms(run.first_answer_s)
-    rate, floored = decode_rate(run.output_tokens, finished.wall_s, ttft_ms)
     engine = {
         "source": f"{agent} event stream",
         **run.engine,
@@ -186,16 +199,12 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
         "unparsed_events": counts["unparsed"],
         "solution_file": f"{request.task.solution_file}: {how}",
     }
-    metrics = Metrics(
-        wall_s=finished.wall_s, ttft_ms=ttft_ms, answer_ttft_ms=answer_ms,
-        think_time_s=think_time(ttft_ms, answer_ms), thinking_chars=run.thinking_chars,
-        tokens_per_s=rate, tokens_per_s_floored=floored,
-        input_tokens=run.input_tokens, output_tokens=run.output_tokens,
-        input_tokens_source=run.input_source if run.input_tokens is not None else None,
-        output_tokens_source=run.output_source if run.output_tokens is not None else None,
-        cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s,
-        engine=engine,
-    )
+    metrics = measured(
+        wall_s=finished.wall_s, ttft_ms=_ms(run.first_any_s),
+        answer_ttft_ms=_ms(run.first_answer_s), thinking_chars=run.thinking_chars,
+        output_tokens=run.output_tokens, output_source=run.output_source,
+        input_tokens=run.input_tokens, input_source=run.input_source, engine=engine,
+        cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s)
     transcript = Transcript(answer=run.answer, finish_reason=run.finish_reason,
                             tool_calls=tuple(run.tool_calls),
                             files={request.task.solution_file: code} if code is not None else {},

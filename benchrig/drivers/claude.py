@@ -6,7 +6,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from benchrig.drivers.agent import AgentRun, StreamParser, amount, drive, integer, prompt_text
+from benchrig.drivers.agent import (
+    AgentRun,
+    StreamParser,
+    amount,
+    drive,
+    integer,
+    message_text,
+    prompt_text,
+)
 from benchrig.drivers.agent_process import cli_version, locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
@@ -22,11 +30,6 @@ STREAM_FLAGS = ["--output-format", "stream-json", "--verbose", "--include-partia
 PERMISSION_FLAGS = ["--dangerously-skip-permissions"]
 # Limits the agent reached: its work is still checked, the finish reason says which.
 LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
-
-
-def _text_of(message: dict[str, Any]) -> str:
-    return "".join(block.get("text", "") for block in message.get("content") or []
-                   if isinstance(block, dict) and block.get("type") == "text")
 
 
 class ClaudeParser(StreamParser):
@@ -70,8 +73,7 @@ class ClaudeParser(StreamParser):
         if inner.get("type") == "content_block_delta":
             delta = inner.get("delta") or {}
             if delta.get("type") == "thinking_delta":
-                run.saw_thinking(t)
-                run.thinking_chars = (run.thinking_chars or 0) + len(delta.get("thinking") or "")
+                run.thought(t, delta.get("thinking") or "")
                 run.deltas += 1
             elif delta.get("type") in ("text_delta", "input_json_delta"):
                 run.saw_answer(t)
@@ -86,7 +88,7 @@ class ClaudeParser(StreamParser):
         key = str(message.get("id") or f"line-{len(self.text_by_message)}")
         if isinstance(message.get("usage"), dict):
             self.usage_by_message[key] = message["usage"]
-        text = _text_of(message)
+        text = message_text(message)
         if text:
             self.text_by_message[key] = self.text_by_message.get(key, "") + text
             self.last_message = key
@@ -173,8 +175,7 @@ class ClaudeDriver:
             extra["IS_SANDBOX"] = "1"  # bypass mode refuses to start as root without it
         env = {**os.environ, **extra}
         runtime = {"name": "claude", "version": cli_version(binary, env), "path": binary}
-        effective = {"temperature": None, "max_tokens": None, "context_size": None,
-                     "think": None, "seed": None, "output_format": output_format,
+        effective = {"output_format": output_format,
                      "agent_flags": flags, "agent_env": extra}
         parser = ClaudeParser(streaming)
         if not streaming:

@@ -54,8 +54,7 @@ class CodexParser(StreamParser):
         run = self.run
         kind = item.get("type")
         if kind == "reasoning":
-            run.saw_thinking(t)
-            run.thinking_chars = (run.thinking_chars or 0) + len(item.get("text") or "")
+            run.thought(t, item.get("text") or "")
         elif kind == "agent_message":
             run.saw_answer(t)
             run.answer = str(item.get("text") or "")
@@ -100,7 +99,6 @@ class CodexDriver:
             flags += ["-c", f"model_provider={request.provider}"]
         env = dict(os.environ)
         runtime = {"name": "codex", "version": cli_version(binary, env), "path": binary}
-        effective = {"temperature": None, "max_tokens": None, "context_size": None,
-                     "think": None, "seed": None, "agent_flags": flags}
+        effective = {"agent_flags": flags}
         return drive(request, agent="codex", argv=[binary, *flags, prompt_text(request)],
                      env=env, parser=CodexParser(), runtime=runtime, effective=effective)

@@ -12,12 +12,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from benchrig.drivers.agent import AgentRun, StreamParser, amount, drive, integer, prompt_text
+from benchrig.drivers.agent import (
+    AgentRun,
+    StreamParser,
+    amount,
+    drive,
+    integer,
+    message_text,
+    prompt_text,
+)
 from benchrig.drivers.agent_process import cli_version, locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
@@ -61,8 +67,7 @@ class PiParser(StreamParser):
             update = event.get("assistantMessageEvent") or {}
             role = DELTAS.get(str(update.get("type")))
             if role == "thinking":
-                run.saw_thinking(t)
-                run.thinking_chars = (run.thinking_chars or 0) + len(update.get("delta") or "")
+                run.thought(t, update.get("delta") or "")
             elif role == "answer":
                 run.saw_answer(t)
             if role and update.get("type") != "toolcall_start":
@@ -101,8 +106,7 @@ class PiParser(StreamParser):
             self.cost = None if cost is None else self.cost + cost
         self.stop_reason = message.get("stopReason")
         self.error_message = message.get("errorMessage")
-        text = "".join(block.get("text", "") for block in message.get("content") or []
-                       if isinstance(block, dict) and block.get("type") == "text")
+        text = message_text(message)
         if text.strip():
             self.run.answer = text
 
@@ -233,11 +237,10 @@ class PiDriver:
         flags += ["--model", local.model_id if local else request.model]
         runtime: dict[str, Any] = {"name": "pi", "version": cli_version(binary, env),
                                    "package": PACKAGE, "path": binary}
-        effective: dict[str, Any] = {"temperature": None, "max_tokens": None,
-                                     "context_size": None, "think": None, "seed": None,
-                                     "agent_flags": flags}
+        effective: dict[str, Any] = {"agent_flags": flags}
         if local is not None:
-            runtime["server"] = {"name": "llama-cpp-python", "version": _llama_cpp_version()}
+            runtime["server"] = {"name": local.server_settings["server"],
+                                 "version": local.server_settings["version"]}
             effective.update({"max_tokens": request.settings.max_tokens,
                               "context_size": request.settings.context_size,
                               "threads": local.server_settings["threads"],
@@ -247,9 +250,3 @@ class PiDriver:
                      parser=PiParser(local is not None), runtime=runtime, effective=effective,
                      load_time_s=local.load_time_s if local else None)
 
-
-def _llama_cpp_version() -> str | None:
-    try:
-        return package_version("llama_cpp_python")
-    except PackageNotFoundError:
-        return None
