@@ -263,6 +263,7 @@ def test_a_response_cut_off_inside_think_has_no_answer_and_is_flagged() -> None:
     assert stray.result == "fail"  # opened <think> in the prompt: before </think> is thinking
     replayed = verdict("bat-and-ball", "<think>Final answer: 5", finish=None)  # no finish known
     assert replayed.result == "fail" and not replayed.truncated and not replayed.truncated_thinking
+    assert "finish reason unknown" in replayed.notes
 
 
 CONTAINS: dict[str, tuple[list[str], list[str]]] = {

@@ -188,12 +188,19 @@ def truncation_note(settings: Settings, notes: str) -> str:
 def no_answer(kind: str, names: list[str], answer: Answer, transcript: Transcript,
               settings: Settings) -> Verdict | None:
     """A response that ended inside the thinking has no answer: every check fails. Cut off
-    there by the token limit (not a normal stop), it is `truncated_thinking`."""
+    there by the token limit (not a normal stop), it is `truncated_thinking`; with no
+    finish reason (replay) a cut-off is unknown, so it is not claimed."""
     if not answer.ended_in_thinking:
         return None
     cut_off = transcript.finish_reason == "length"
-    message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
-               "no answer" if cut_off else "the response ended inside <think>: no answer")
+    if cut_off:
+        message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
+                   "no answer")
+    elif transcript.finish_reason is None:  # a replayed file: a cut-off is not known
+        message = ("the response ended inside <think> (finish reason unknown, so not "
+                   "counted as truncated): no answer")
+    else:
+        message = "the response ended inside <think>: no answer"
     return Verdict("fail", failed_details(names, message), message,
                    truncated=cut_off, truncated_thinking=cut_off,
                    evidence={"check": kind, "extracted": None})
