@@ -326,10 +326,13 @@ def test_a_name_the_candidate_lacks_says_so(tmp_path: Path) -> None:
     "__all__ = ['add', '__class__']",
     "globals()[7] = 7",
 ])
-def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path,
-                                                              hostile: str) -> None:
+@pytest.mark.parametrize("degraded", [False, True], ids=["best", "degraded"])
+def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path, hostile: str,
+                                                              degraded: bool) -> None:
+    conf = isolation.detect()
+    conf = conf.without_namespaces("degraded run of the test") if degraded else conf
     task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
-    report = run_tests(task, STAR_RIGHT + hostile + "\n")
+    report = run_tests(task, STAR_RIGHT + hostile + "\n", confinement=conf)
     assert [d.passed for d in report.details] == [False, False]
     assert report.details[0].message.startswith(
         "ImportError: from solution import *: the candidate's solution module "), \
@@ -337,4 +340,21 @@ def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path,
     assert len(report.details[0].message) < 400
     named = custom_task(tmp_path, "from solution import add\n\n"
                                   "def test_add():\n    assert add(2, 3) == 5\n")
-    assert run_tests(named, STAR_RIGHT + hostile + "\n").all_passed  # only `*` is refused
+    assert run_tests(named, STAR_RIGHT + hostile + "\n",
+                     confinement=conf).all_passed  # only `*` is refused
+
+
+@pytest.mark.parametrize("forged", [
+    {"names": "add"}, {"names": ["add", 3]}, {"names": ["x" * 201]},
+    {"names": ["add"] * 1001}, {"names": ["__import__"]},
+    {"exports_problem": "\x1b[2Jlooks fine\n" + "x" * 10_000},
+])
+def test_an_export_list_forged_by_the_candidate_process_is_refused(
+        forged: dict[str, Any]) -> None:
+    from benchrig.checks.remote import read_exports
+
+    # The candidate shares the child's process and can rewrite its import reply.
+    exports = read_exports({"ok": True, **forged})
+    assert exports.names == () and exports.problem
+    assert "\x1b" not in exports.problem and "\n" not in exports.problem
+    assert len(exports.problem) < 400
