@@ -44,6 +44,10 @@ BUILTIN_OPS: dict[str, Any] = {
 }
 
 
+MAX_EXPORTS = 1000  # names `from solution import *` may bind
+MAX_EXPORT_CHARS = 200  # characters of one such name
+
+
 class Server:
     """State of one candidate process: its module and the objects the tests hold handles to."""
 
@@ -63,6 +67,38 @@ class Server:
         sys.path.append(folder)  # the candidate may import its own sibling modules
         exec(compile(source, self.module_path, "exec"), module.__dict__)
         self.module = module
+
+    def exports(self) -> dict[str, Any]:
+        """What `from solution import *` binds, as plain data: `names` (its `__all__`, else
+        every name not starting with `_`), or `exports_problem` when they cannot be given.
+        Capped: the module is the candidate's, and the host checks all of it again."""
+        namespace = vars(self.module)
+        source = "__all__" if "__all__" in namespace else "public"
+        names: list[Any] = []
+        try:
+            if source == "__all__":
+                for item in namespace["__all__"]:  # Python reads any iterable of str
+                    names.append(item)
+                    if len(names) > MAX_EXPORTS:
+                        break
+            else:
+                names = [n for n in list(namespace)
+                         if type(n) is not str or not n.startswith("_")][:MAX_EXPORTS + 1]
+        except Exception as exc:  # an __all__ that cannot be iterated
+            return {"exports_from": source, "exports_problem":
+                    f"has an __all__ that cannot be read ({type(exc).__name__[:100]})"}
+        if len(names) > MAX_EXPORTS:
+            return {"exports_from": source,
+                    "exports_problem": f"exports more than {MAX_EXPORTS} names"}
+        for name in names:
+            if type(name) is not str:
+                where = "its __all__" if source == "__all__" else "its namespace"
+                return {"exports_from": source, "exports_problem":
+                        f"has a {type(name).__name__[:100]} in {where}, not a name"}
+            if len(name) > MAX_EXPORT_CHARS:
+                return {"exports_from": source, "exports_problem":
+                        f"exports a name longer than {MAX_EXPORT_CHARS} characters"}
+        return {"exports_from": source, "names": names}
 
     def resolve(self, handle: int) -> Any:
         if handle not in self.objects:
@@ -103,7 +139,7 @@ class Server:
             kinds = {name: ("class" if isinstance(obj, type) else "function")
                      for name, obj in list(vars(self.module).items())[:1000]
                      if type(name) is str and not name.startswith("_") and callable(obj)}
-            return {"ok": True, "kinds": kinds}
+            return {"ok": True, "kinds": kinds, **self.exports()}
         if op == "lookup":
             return self.describe(request["name"])
         if op == "call":

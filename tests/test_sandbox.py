@@ -277,3 +277,84 @@ def test_no_spare_is_kept_for_a_candidate_without_a_uid_of_its_own(lru: TaskSpec
     if own.dedicated_uid:
         assert run_tests(lru, GOOD, confinement=own).all_passed
         assert any(key[0] == own for key in sandbox_pool._spares)
+
+
+# ---------------------------------------------------------------- `from solution import *`
+
+STAR_TESTS = ("from solution import *\n\n"
+              "def test_entry_point():\n    assert add(2, 3) == 5\n\n"
+              "def test_helper():\n    assert double(add(1, 1)) == 4\n")
+STAR_RIGHT = "def double(x):\n    return 2 * x\n\ndef add(a, b):\n    return a + b\n"
+
+
+def test_star_import_binds_the_entry_point_and_its_helpers(tmp_path: Path) -> None:
+    task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
+    right = run_tests(task, STAR_RIGHT)
+    assert [(d.passed, d.message) for d in right.details] == [(True, "passed")] * 2
+    wrong = run_tests(task, STAR_RIGHT.replace("2 * x", "x + 3").replace("a + b", "a - b"))
+    assert [d.passed for d in wrong.details] == [False, False]
+    assert all(d.message.startswith("assertion failed") for d in wrong.details)
+
+
+def test_star_import_honours_the_candidates_all(tmp_path: Path) -> None:
+    task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
+    report = run_tests(task, "__all__ = ['add']\n" + STAR_RIGHT)
+    assert [d.passed for d in report.details] == [True, False]
+    assert report.details[1].message == ("NameError: name 'double' is not defined: the "
+                                         "__all__ of the candidate's solution module does "
+                                         "not list it")
+
+
+def test_a_name_the_candidate_lacks_says_so(tmp_path: Path) -> None:
+    star = run_tests(custom_task(tmp_path, STAR_TESTS, timeout_s=5.0),
+                     "def add(a, b):\n    return a + b\n")
+    assert [d.passed for d in star.details] == [True, False]
+    assert star.details[1].message == ("NameError: name 'double' is not defined: the "
+                                       "candidate's solution module defines no 'double'")
+    named = run_tests(custom_task(tmp_path, "from solution import add, double\n\n"
+                                            "def test_helper():\n    assert double(2) == 4\n"),
+                      "def add(a, b):\n    return a + b\n")
+    assert named.details[0].message == ("ImportError: cannot import name 'double': the "
+                                        "candidate's solution module defines no 'double'")
+
+
+@pytest.mark.parametrize("hostile", [
+    "__all__ = ['add'] * 10_000_000",
+    "__all__ = ['add', 3]",
+    "__all__ = ['add', 'x' * 100_000]",
+    "class Boom:\n    def __iter__(self):\n        raise ValueError('no')\n__all__ = Boom()",
+    "__all__ = ['add', '__class__']",
+    "globals()[7] = 7",
+])
+@pytest.mark.parametrize("degraded", [False, True], ids=["best", "degraded"])
+def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path, hostile: str,
+                                                              degraded: bool) -> None:
+    conf = isolation.detect()
+    conf = conf.without_namespaces("degraded run of the test") if degraded else conf
+    task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
+    report = run_tests(task, STAR_RIGHT + hostile + "\n", confinement=conf)
+    assert [d.passed for d in report.details] == [False, False]
+    assert report.details[0].message.startswith(
+        "ImportError: from solution import *: the candidate's solution module "), \
+        report.details[0].message
+    assert len(report.details[0].message) < 400
+    named = custom_task(tmp_path, "from solution import add\n\n"
+                                  "def test_add():\n    assert add(2, 3) == 5\n")
+    assert run_tests(named, STAR_RIGHT + hostile + "\n",
+                     confinement=conf).all_passed  # only `*` is refused
+
+
+@pytest.mark.parametrize("forged", [
+    {"names": "add"}, {"names": ["add", 3]}, {"names": ["x" * 201]},
+    {"names": ["add"] * 1001}, {"names": ["__import__"]},
+    {"exports_problem": "\x1b[2Jlooks fine\n" + "x" * 10_000},
+])
+def test_an_export_list_forged_by_the_candidate_process_is_refused(
+        forged: dict[str, Any]) -> None:
+    from benchrig.checks.remote import read_exports
+
+    # The candidate shares the child's process and can rewrite its import reply.
+    exports = read_exports({"ok": True, **forged})
+    assert exports.names == () and exports.problem
+    assert "\x1b" not in exports.problem and "\n" not in exports.problem
+    assert len(exports.problem) < 400

@@ -263,6 +263,7 @@ def test_a_response_cut_off_inside_think_has_no_answer_and_is_flagged() -> None:
     assert stray.result == "fail"  # opened <think> in the prompt: before </think> is thinking
     replayed = verdict("bat-and-ball", "<think>Final answer: 5", finish=None)  # no finish known
     assert replayed.result == "fail" and not replayed.truncated and not replayed.truncated_thinking
+    assert "finish reason unknown" in replayed.notes
 
 
 CONTAINS: dict[str, tuple[list[str], list[str]]] = {
@@ -354,3 +355,83 @@ def test_answer_excerpt_and_evidence_show_what_was_scored() -> None:
     assert v.evidence["check"] == "final_answer" and v.evidence["matched"]
     v = verdict("distinct-digit-fives", "Final answer: 952.0")
     assert v.evidence["evaluator"] == "numeric" and v.evidence["evaluator_decided"]
+
+
+# ---------------------------------------------------------------- retracted and hedged answers
+
+# The right mapping stated, then replaced by a wrong one: the last statement of a box counts.
+BOX_RETRACTED = [
+    f"One might think {BOX_RIGHT[0]}, but that is wrong. {BOX_WRONG[0]}.",
+    f"{BOX_RIGHT[0]}.\nWait, that is wrong: Box 1 holds Apples and Oranges.",
+    f"{BOX_RIGHT[1]}\nActually no.\nBox 2: Apples\nBox 3: Oranges",
+    f"{BOX_RIGHT[2]}\n\nCorrection:\n- **Box 3**: Oranges",
+    f"{BOX_RIGHT[4]} Hmm, on second thought Box 1 (labeled Apples) contains Apples and "
+    "Oranges.",
+]
+# A concluding statement that is right, with the boxes named in another order or framed.
+BOX_RESTATED = [
+    f"Box 1 might look like Apples. {BOX_RIGHT[0]}",
+    f"My first guess was {BOX_WRONG[0]}, but that breaks the labels. So: {BOX_RIGHT[0]}.",
+    f"{BOX_WRONG[1]} is impossible.\n\n{BOX_RIGHT[5]}",
+]
+
+
+def test_regex_counts_the_last_statement_of_each_subject() -> None:
+    for answer in BOX_RETRACTED:
+        assert not passes("mislabeled-boxes", f"{REASONING}{answer}"), answer
+    for answer in BOX_RESTATED:
+        assert passes("mislabeled-boxes", f"{REASONING}{answer}"), answer
+    v = verdict("mislabeled-boxes", f"{REASONING}{BOX_RETRACTED[0]}")
+    assert "where its subject is stated last" in v.notes
+
+
+def test_every_bundled_regex_check_names_a_subject_per_pattern() -> None:
+    regex = [t for t in load_tasks(task_paths([], base=TASKS)) if t.check_type == "regex"]
+    assert regex
+    for spec in regex:
+        assert len(spec.check.get("subjects") or []) == len(spec.check["patterns"]), spec.id
+
+
+def test_a_subject_list_that_does_not_fit_is_refused_at_load() -> None:
+    from benchrig.checks.rules import check_problems
+
+    meta = {"expected": "Box 1: Oranges", "check": {
+        "type": "regex", "patterns": [r"\bbox 1 oranges\b"], "subjects": ["box 1", "box 2"]}}
+    assert any("2 subjects for 1 patterns" in p for p in check_problems(meta))
+    meta["check"]["subjects"] = ["box (1"]
+    assert any("not a valid regular expression" in p for p in check_problems(meta))
+    meta["check"]["subjects"] = ["box .*"]
+    assert any("unbounded gap" in p for p in check_problems(meta))
+    meta["check"]["subjects"] = ["box 2"]  # never stated in the expected answer
+    assert any("does not match pattern 1" in p for p in check_problems(meta))
+    meta["check"]["subjects"] = [r"\bbox 1\b"]
+    assert check_problems(meta) == []
+
+
+# Hedges: the expected number and another offered as alternatives in the conclusion.
+HEDGES = ["The answer is {right} or maybe {wrong}.", "It is either {right} or {wrong}.",
+          "So: {right} / {wrong}", "The answer: {wrong}, or possibly {right}.",
+          "Final answer: {right} or {wrong}", "The result is {right} (or perhaps {wrong})."]
+# Other numbers beside the answer in the concluding sentence that are working or a
+# restatement, not a second candidate.
+NOT_HEDGES = {
+    "discount-tax": ["110.5 - 15 = 95.5, and 95.5 × 1.2 = 114.6.",
+                     "The customer pays $114.60, or about $115.",
+                     "The total is $114.60 (4.5% more than the list price after 15% off).",
+                     "The customer pays $114.60, not $120."],
+    "set-probability": ["P(neither) = 5/30 = 1/6.", "The probability is 1/6, or about 16.7%.",
+                        "The probability is 5/30, or 1/6.", "1/6 ≈ 0.1667"],
+}
+
+
+@pytest.mark.parametrize("task_id", list(CONTAINS))
+def test_exact_or_contains_rejects_a_hedged_conclusion(task_id: str) -> None:
+    right = task(task_id).frontmatter["expected"]
+    for wrong in CONTAINS[task_id][1][:3]:
+        for hedge in HEDGES:
+            answer = hedge.format(right=right, wrong=wrong.removeprefix("$"))
+            assert not passes(task_id, f"{REASONING}{answer}"), answer
+    v = verdict(task_id, f"{REASONING}The answer is {right} or maybe 7.")
+    assert "another candidate" in v.notes and "'7'" in v.notes
+    for answer in NOT_HEDGES[task_id]:
+        assert passes(task_id, f"{REASONING}{answer}"), answer

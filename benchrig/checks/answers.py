@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from benchrig.checks.coding import CheckDetail, failed_details
@@ -21,11 +22,12 @@ from benchrig.checks.normalize import (
     clean,
     final_text,
     normalize,
+    number_matches,
     numbers_in,
     parse_number,
     tail,
 )
-from benchrig.checks.rules import accepted_patterns
+from benchrig.checks.rules import accepted_patterns, pattern_misses
 from benchrig.drivers.base import Settings, Transcript
 from benchrig.spec import TaskSpec
 
@@ -98,14 +100,15 @@ def rule_final_answer(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]
 def rule_regex(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]:
     conclusion = tail(answer)
     patterns = list(task.check["patterns"])
-    missing = [str(i) for i, p in enumerate(patterns, 1)
-               if not re.search(p, conclusion, re.IGNORECASE)]
+    subjects = task.check.get("subjects")
+    missing = pattern_misses(patterns, subjects, conclusion)
+    where = " where its subject is stated last" if subjects is not None else ""
     if missing:
         return Outcome(False, conclusion, f"the last {TAIL_CHARS} characters of the answer do "
-                       f"not match pattern {', '.join(missing)} of {len(patterns)}"
-                       ), value_text(answer)
-    return (Outcome(True, conclusion, f"all {len(patterns)} patterns match the conclusion",
-                    " & ".join(patterns)), value_text(answer))
+                       f"not match pattern {', '.join(map(str, missing))} of {len(patterns)}"
+                       f"{where}"), value_text(answer)
+    return (Outcome(True, conclusion, f"all {len(patterns)} patterns match the conclusion"
+                    f"{where}", " & ".join(patterns)), value_text(answer))
 
 
 def rule_exact_or_contains(task: TaskSpec, answer: str) -> tuple[Outcome, str | None]:
@@ -124,8 +127,43 @@ def rule_exact_or_contains(task: TaskSpec, answer: str) -> tuple[Outcome, str | 
     found = contains(expected, normalize(scope))
     verb = ("contain" if found else "do not contain") if marked is None else (
         "contains" if found else "does not contain")
+    other = hedged(expected, scope) if found else None
+    if other is not None:
+        return Outcome(False, scope, f"{where} {verb} {expected!r} but offers {other!r} as "
+                       "another candidate: a hedged answer is not an answer"), whole
     return Outcome(found, scope, f"{where} {verb} {expected!r}",
                    "contains" if found else None), whole
+
+
+# Words that join two values as alternatives ("1/6 or maybe 11/60", "either 5 or 10"); a
+# joint of these alone, with one of HEDGES among them, offers two candidates.
+HEDGES = frozenset({"or", "maybe", "perhaps", "possibly", "alternatively", "otherwise"})
+ALTERNATIVE_WORDS = HEDGES | {"probably", "it", "is", "it's", "its", "could", "might", "be",
+                              "also", "else", "even", "either"}
+
+
+def hedged(expected: str, scope: str) -> str | None:
+    """The other candidate when the conclusion offers the expected number and a different
+    one as alternatives ("1/6 or maybe 11/60", "114.6 / 120"); None otherwise. Numbers
+    joined by anything else — `=`, `×`, "not", "about" — are working or a restatement, and a
+    percentage is another kind of value than a plain number ("1/6, or 16.7%")."""
+    want = parse_number(normalize(expected))
+    if want is None:
+        return None
+    text = clean(scope)
+    for (left, a), (right, b) in pairwise(number_matches(text)):
+        if want not in (a, b) or a == b:
+            continue
+        if any(text[m.end():m.end() + 1] == "%" for m in (left, right)):
+            continue
+        joint = text[left.end():right.start()]
+        words = re.sub(r"[^a-z']+", " ", joint.casefold()).split()
+        alternative = (joint.strip(" \t(),") == "/" if not words else
+                       set(words) <= ALTERNATIVE_WORDS and bool(HEDGES & set(words))
+                       and not re.search(r"[=×*·+÷≈~<>-]", joint))
+        if alternative:
+            return (right if a == want else left).group(0).strip()
+    return None
 
 
 SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -150,12 +188,19 @@ def truncation_note(settings: Settings, notes: str) -> str:
 def no_answer(kind: str, names: list[str], answer: Answer, transcript: Transcript,
               settings: Settings) -> Verdict | None:
     """A response that ended inside the thinking has no answer: every check fails. Cut off
-    there by the token limit (not a normal stop), it is `truncated_thinking`."""
+    there by the token limit (not a normal stop), it is `truncated_thinking`; with no
+    finish reason (replay) a cut-off is unknown, so it is not claimed."""
     if not answer.ended_in_thinking:
         return None
     cut_off = transcript.finish_reason == "length"
-    message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
-               "no answer" if cut_off else "the response ended inside <think>: no answer")
+    if cut_off:
+        message = (f"Response truncated at num_predict={settings.max_tokens} inside <think>: "
+                   "no answer")
+    elif transcript.finish_reason is None:  # a replayed file: a cut-off is not known
+        message = ("the response ended inside <think> (finish reason unknown, so not "
+                   "counted as truncated): no answer")
+    else:
+        message = "the response ended inside <think>: no answer"
     return Verdict("fail", failed_details(names, message), message,
                    truncated=cut_off, truncated_thinking=cut_off,
                    evidence={"check": kind, "extracted": None})

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchrig import isolation, sandbox_pool
-from benchrig.checks.remote import RemoteModule, Session
+from benchrig.checks.remote import MODULE, RemoteModule, Session, read_exports
 from benchrig.errors import SandboxError
 from benchrig.isolation import Confinement
 from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
+from benchrig.textsafe import NAME_CAP
+from benchrig.textsafe import printable as shown
 
 SOLUTION_MODULE = "solution.py"
 
@@ -139,6 +141,7 @@ class CandidateRunner:
         self.session.kinds = {name: kind for name, kind in kinds.items()
                               if type(name) is str and kind in ("class", "function")
                               } if type(kinds) is dict else {}
+        self.session.exports = read_exports(reply)
 
     def _import_failed(self, detail: str) -> CandidateFailure:
         """Record why the import failed and stop the process; the failure to raise."""
@@ -181,20 +184,45 @@ def _failure_message(exc: BaseException, test_file: str) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+class TestBuiltins(dict[str, Any]):
+    """The test file's builtins: a name defined nowhere after `from solution import *` says
+    that the candidate's module did not provide it."""
+
+    def __init__(self, module: RemoteModule) -> None:
+        super().__init__(vars(builtins))
+        self.module = module
+
+    def __missing__(self, name: str) -> Any:
+        message = self.module.missing(name)
+        if message is None:
+            raise KeyError(name)  # Python's own "name … is not defined"
+        raise NameError(message, name=name)
+
+
 def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     """Execute the test file with `solution` bound to the sandbox stand-in."""
     real_import = builtins.__import__
 
-    def guarded_import(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "solution":
-            return module
-        return real_import(name, *args, **kwargs)
+    def guarded_import(name: str, globals: Any = None, locals: Any = None,
+                       fromlist: Any = (), level: int = 0) -> Any:
+        if name != "solution":
+            return real_import(name, globals, locals, fromlist, level)
+        for wanted in fromlist or ():
+            if wanted != "*":  # Python's own message would say "<unknown module name>"
+                try:
+                    getattr(module, wanted)
+                except AttributeError:
+                    raise ImportError(f"cannot import name {shown(wanted, NAME_CAP)!r}: "
+                                      f"{MODULE} defines no {shown(wanted, NAME_CAP)!r}",
+                                      name="solution") from None
+        return module
 
     namespace: dict[str, Any] = {
         "__name__": f"benchrig_tests_{task.id.replace('-', '_')}",
         "__file__": str(task.test_path),
-        "__builtins__": {**vars(builtins), "__import__": guarded_import},
+        "__builtins__": TestBuiltins(module),
     }
+    namespace["__builtins__"]["__import__"] = guarded_import
     assert task.test_source is not None
     exec(compile(task.test_source, str(task.test_path), "exec"), namespace)
     return namespace

@@ -128,11 +128,16 @@ def _value(match: re.Match[str]) -> Fraction | None:
     return -value if sign else value
 
 
-def numbers_in(text: str) -> list[Fraction]:
-    """Every whole number in `text`, in order, read exactly."""
+def number_matches(text: str) -> list[tuple[re.Match[str], Fraction]]:
+    """Every whole number in `text`, in order: where it is written and its exact value."""
     found = []
     for match in NUMBER.finditer(text):
         value = _value(match)
         if value is not None:
-            found.append(value)
+            found.append((match, value))
     return found
+
+
+def numbers_in(text: str) -> list[Fraction]:
+    """Every whole number in `text`, in order, read exactly."""
+    return [value for _, value in number_matches(text)]

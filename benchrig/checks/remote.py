@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from benchrig.sandbox_codec import BoundaryError, decode, encode
+from benchrig.textsafe import NAME_CAP, printable
+
+MODULE = "the candidate's solution module"
+MAX_EXPORTS = 1000  # names `from solution import *` may bind (the child caps them too)
 
 
 class CandidateError(Exception):
@@ -22,6 +27,33 @@ class CandidateError(Exception):
 
 
 Transport = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Exports:
+    """What `from solution import *` binds, as the candidate's import reported it."""
+
+    names: tuple[str, ...] = ()
+    source: str = "public"  # "__all__" when the module declares it
+    problem: str | None = None  # why the names cannot be star-imported
+
+
+def read_exports(reply: dict[str, Any]) -> Exports:
+    """The import reply's export list, checked again: it comes from the candidate's process."""
+    source = "__all__" if reply.get("exports_from") == "__all__" else "public"
+    problem = reply.get("exports_problem")
+    if problem is not None:
+        return Exports((), source, printable(str(problem), NAME_CAP))
+    names = reply.get("names")
+    if type(names) is not list or len(names) > MAX_EXPORTS or not all(
+            type(n) is str and len(n) <= NAME_CAP for n in names):
+        return Exports((), source, "reported a malformed list of names")
+    # Dunder names would bind the stand-in's own attributes, not the candidate's.
+    dunder = next((n for n in names if n.startswith("__")), None)
+    if dunder is not None:
+        return Exports((), source, f"exports {printable(dunder)!r}, which a test cannot "
+                       "import from the sandbox")
+    return Exports(tuple(dict.fromkeys(names)), source)
 
 
 def _raise_from(error: dict[str, Any]) -> None:
@@ -50,6 +82,7 @@ class Session:
         # The candidate module's callables as its import reported them: the stand-ins a
         # test imports need no round trip. Untrusted like any reply; a wrong kind fails.
         self.kinds: dict[str, str] = {}
+        self.exports = Exports()
         # What went wrong at the boundary during the current check: it fails the check
         # even when the test catches the exception (a crash must not pass for a raise).
         self.incidents: list[str] = []
@@ -184,11 +217,35 @@ class RemoteObject:
 
 
 class RemoteModule:
-    """Module `solution` as the tests import it."""
+    """Module `solution` as the tests import it: by name, or `from solution import *`."""
 
     def __init__(self, session: Session) -> None:
         self._session = session
         self._cache: dict[str, Any] = {}
+        self._star_imported = False
+
+    @property
+    def __all__(self) -> list[str]:
+        """The candidate module's public names (its own `__all__` when it has one): what a
+        star-import binds, each then fetched as a named import is. Never raises
+        AttributeError: Python would then fall back to `__dict__` and bind nothing."""
+        self._session.start()
+        exports = self._session.exports
+        if exports.problem is not None:
+            raise ImportError(f"from solution import *: {MODULE} {exports.problem}",
+                              name="solution")
+        self._star_imported = True
+        return list(exports.names)
+
+    def missing(self, name: str) -> str | None:
+        """Why a name the test file uses is defined nowhere, when the candidate was to
+        provide it through a star-import; None otherwise."""
+        if not self._star_imported:
+            return None
+        shown = printable(name, NAME_CAP)
+        if self._session.exports.source == "__all__":
+            return f"name {shown!r} is not defined: the __all__ of {MODULE} does not list it"
+        return f"name {shown!r} is not defined: {MODULE} defines no {shown!r}"
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -200,7 +257,8 @@ class RemoteModule:
                 try:
                     reply = self._session.ask({"op": "lookup", "name": name})
                 except AttributeError:
-                    raise AttributeError(f"the candidate's module has no {name!r}") from None
+                    raise AttributeError(
+                        f"{MODULE} defines no {printable(name, NAME_CAP)!r}") from None
                 kind = reply.get("kind")
                 if kind not in ("class", "function"):
                     return self._session.value(reply)

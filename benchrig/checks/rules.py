@@ -19,6 +19,25 @@ def accepted_patterns(check: Mapping[str, Any], expected: str) -> list[str]:
     return list(check.get("accept") or [re.escape(normalize(expected))])
 
 
+def pattern_misses(patterns: list[str], subjects: list[str] | None,
+                   conclusion: str) -> list[int]:
+    """The patterns (numbered from 1) that `conclusion` does not satisfy. A pattern with a
+    subject (`box 1` for `box 1 … oranges`) must match where that subject is stated last,
+    so a statement the answer later replaces does not count; without one, anywhere."""
+    missing = []
+    for number, pattern in enumerate(patterns, 1):
+        compiled = re.compile(pattern, re.IGNORECASE)
+        if subjects is None:
+            found = compiled.search(conclusion) is not None
+        else:
+            starts = [m.start() for m in re.finditer(subjects[number - 1], conclusion,
+                                                     re.IGNORECASE)]
+            found = bool(starts) and compiled.match(conclusion, starts[-1]) is not None
+        if not found:
+            missing.append(number)
+    return missing
+
+
 def _compile(pattern: str, field: str, problems: list[str]) -> re.Pattern[str] | None:
     try:
         return re.compile(pattern, re.IGNORECASE)
@@ -43,17 +62,24 @@ def check_problems(meta: dict[str, Any]) -> list[str]:
             problems.append(f"check.accept: no pattern accepts the expected answer "
                             f"{expected!r} (patterns see it as {normalize(str(expected))!r})")
     elif kind == "regex":
-        patterns = check.get("patterns", [])
-        compiled = [_compile(p, f"check.patterns[{i}]", problems)
-                    for i, p in enumerate(patterns)]
-        for i, pattern in enumerate(patterns):
+        patterns = list(check.get("patterns", []))
+        subjects = check.get("subjects")
+        fields = [(f"check.patterns[{i}]", p) for i, p in enumerate(patterns)]
+        if subjects is not None:
+            fields += [(f"check.subjects[{i}]", p) for i, p in enumerate(subjects)]
+            if len(subjects) != len(patterns):
+                problems.append(f"check.subjects: {len(subjects)} subjects for "
+                                f"{len(patterns)} patterns (one per pattern, in order)")
+        for field, pattern in fields:
+            _compile(pattern, field, problems)
             if UNBOUNDED_GAP.search(pattern):
-                problems.append(f"check.patterns[{i}]: {pattern!r} has an unbounded gap "
+                problems.append(f"{field}: {pattern!r} has an unbounded gap "
                                 "(.* or .+); use a bounded one such as (?:\\w+ ){0,3}")
-        conclusion = tail(str(expected))
-        if not problems and not all(c.search(conclusion) for c in compiled if c is not None):
+        missing = [] if problems else pattern_misses(patterns, subjects, tail(str(expected)))
+        if missing:
             problems.append(f"check.patterns: the expected answer {expected!r} does not match "
-                            "every pattern")
+                            f"pattern {', '.join(map(str, missing))} (where its subject is "
+                            "stated last, when it has one)")
     elif kind == "summary":
         for i, fact in enumerate(check.get("facts", [])):
             for j, pattern in enumerate(fact.get("any", [])):
