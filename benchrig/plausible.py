@@ -63,10 +63,12 @@ def rejections(figures: Mapping[str, Any], received_bytes: int | None = None,
             reasons[name] = f"{shown(number)} is outside {shown(low)}–{shown(high)} {unit}"
     output, wall = figures.get("output_tokens"), figures.get("wall_s")
     if output is not None and "output_tokens" not in reasons:
-        if received_bytes is not None and output > received_bytes + TEXTLESS_TOKENS:
-            reasons["output_tokens"] = (f"{shown(output)} is more than the "
-                                        f"{shown(received_bytes)} bytes received "
-                                        f"(+{TEXTLESS_TOKENS} tokens without text)")
+        # the bytes received where the driver knows them, else the time it had
+        if received_bytes is not None:
+            if output > received_bytes + TEXTLESS_TOKENS:
+                reasons["output_tokens"] = (f"{shown(output)} is more than the "
+                                            f"{shown(received_bytes)} bytes received "
+                                            f"(+{TEXTLESS_TOKENS} tokens without text)")
         elif (wall is not None and "wall_s" not in reasons
               and output > MAX_DECODE_TOKENS_PER_S * wall + TEXTLESS_TOKENS):
             reasons["output_tokens"] = (
@@ -77,9 +79,9 @@ def rejections(figures: Mapping[str, Any], received_bytes: int | None = None,
     if (thinking is not None and output is not None and "thinking_tokens" not in reasons
             and "output_tokens" not in reasons and thinking > output):
         reasons["thinking_tokens"] = f"{shown(thinking)} is more than the output_tokens"
-    for name, sources in DERIVED.items():
+    for name, sources in DERIVED.items():  # the rejected source is the cause to name
         rejected = [s for s in sources if s in reasons]
-        if figures.get(name) is not None and name not in reasons and rejected:
+        if figures.get(name) is not None and rejected:
             reasons[name] = f"derived from the rejected {rejected[0]}"
     return reasons
 

@@ -155,7 +155,7 @@ def _decode(results: list[Result]) -> float | None:
 
 
 def _token_sum(results: list[Result], key: str) -> int | None:
-    values = [credible(r["metrics"]).get(key) for r in results]
+    values: list[Any] = [credible(r["metrics"]).get(key) for r in results]
     return None if not values or any(v is None for v in values) else sum(values)
 
 
