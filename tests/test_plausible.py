@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from benchrig.drivers.ollama import OllamaDriver
 from benchrig.metrics import measured
 from benchrig.plausible import (
     MAX_COST_USD,
@@ -18,8 +19,11 @@ from benchrig.plausible import (
 from benchrig.scorecard import scorecards
 from benchrig.summary import model_rows
 from tests.conftest import benchrig
+from tests.loopback import Loopback, Reply, ndjson
 from tests.scorecard_fixture import Builder
 from tests.test_agents import attempt
+from tests.test_ollama import FINAL, GOOD, done, line, routes
+from tests.test_ollama import request as ollama_request
 from tests.test_summary import result
 
 
@@ -115,3 +119,21 @@ def test_impossible_figures_have_a_reason(name: str, value: float) -> None:
     stored = {"wall_s": 2.0, "ttft_ms": 100.0, "output_tokens": 10, "tokens_per_s": 5.0,
               name: value}
     assert name in rejections(stored)
+
+
+def test_ollama_count_beyond_the_bytes_received_is_rejected() -> None:
+    """A server claiming a million tokens for an answer of a few hundred bytes."""
+    claimed = {**FINAL, "eval_count": 1_000_000}
+    chat = Reply(ndjson(line(GOOD), done(**claimed)), content_type="application/x-ndjson")
+    with Loopback(routes(chat)) as server:
+        out = OllamaDriver().run(ollama_request(url=server.url))
+    received = len(GOOD.encode())
+    assert out.metrics.output_tokens is None and out.metrics.tokens_per_s is None
+    assert out.metrics.rejected["output_tokens"] == (
+        f"1e+06 is more than the {received:,} bytes received (+{TEXTLESS_TOKENS} tokens "
+        "without text)")
+    honest = {**FINAL, "eval_count": received + TEXTLESS_TOKENS}
+    chat = Reply(ndjson(line(GOOD), done(**honest)), content_type="application/x-ndjson")
+    with Loopback(routes(chat)) as server:
+        out = OllamaDriver().run(ollama_request(url=server.url))
+    assert out.metrics.output_tokens == received + TEXTLESS_TOKENS
