@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from benchrig.jsonsafe import finite
+from benchrig.plausible import credible, rejections
 from benchrig.thinking import ThinkSplitter
 
 TOKENS_PER_S_FLOOR_S = 0.001
@@ -35,10 +37,14 @@ class Metrics:
     engine: dict[str, Any] = field(default_factory=dict)
     thinking_tokens: int | None = None
     thinking_tokens_source: TokenSource | None = None
+    # figure → why the value the driver had is impossible (plausible.py); it is null
+    rejected: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(replace(self, engine={}))  # asdict would recurse into raw engine data
         data["engine"] = dict(self.engine) or None
+        if not self.rejected:
+            del data["rejected"]
         return data  # made strict JSON with the whole result (runner)
 
 
@@ -47,19 +53,29 @@ def measured(*, wall_s: float | None, ttft_ms: float | None, answer_ttft_ms: flo
              output_source: TokenSource | None, input_tokens: int | None,
              input_source: TokenSource | None, engine: dict[str, Any],
              prefill_tokens_per_s: float | None = None, cost_usd: float | None = None,
-             cost_source: str | None = None, load_time_s: float | None = None) -> Metrics:
+             cost_source: str | None = None, load_time_s: float | None = None,
+             received_bytes: int | None = None,
+             rejected: Mapping[str, str] | None = None) -> Metrics:
     """Metrics from what a driver observed: the decode rate, its floor and the thinking
-    time derived here, once for every driver; a token source only beside a known count."""
+    time derived here, once for every driver; a token source only beside a known count.
+    A figure outside the plausibility bounds (plausible.py) is null, and why is in
+    `rejected`, beside what the driver itself already `rejected`. `received_bytes`: the
+    size of all the output text the driver received, when every generated token reaches it
+    as text (no hidden reasoning)."""
     rate, floored = decode_rate(output_tokens, wall_s, ttft_ms)
+    figures: dict[str, Any] = {
+        "wall_s": wall_s, "ttft_ms": ttft_ms, "answer_ttft_ms": answer_ttft_ms,
+        "think_time_s": think_time(ttft_ms, answer_ttft_ms), "thinking_chars": thinking_chars,
+        "tokens_per_s": rate, "prefill_tokens_per_s": prefill_tokens_per_s,
+        "input_tokens": input_tokens, "output_tokens": output_tokens, "cost_usd": cost_usd,
+        "load_time_s": load_time_s}
+    reasons = {**(rejected or {}), **rejections(figures, received_bytes)}
+    kept = {**figures, **{name: None for name in reasons if name in figures}}
     return Metrics(
-        wall_s=wall_s, ttft_ms=ttft_ms, answer_ttft_ms=answer_ttft_ms,
-        think_time_s=think_time(ttft_ms, answer_ttft_ms), thinking_chars=thinking_chars,
-        tokens_per_s=rate, tokens_per_s_floored=floored,
-        prefill_tokens_per_s=prefill_tokens_per_s,
-        input_tokens=input_tokens, output_tokens=output_tokens,
-        input_tokens_source=input_source if input_tokens is not None else None,
-        output_tokens_source=output_source if output_tokens is not None else None,
-        cost_usd=cost_usd, cost_source=cost_source, load_time_s=load_time_s, engine=engine)
+        **kept, tokens_per_s_floored=floored and kept["tokens_per_s"] is not None,
+        input_tokens_source=input_source if kept["input_tokens"] is not None else None,
+        output_tokens_source=output_source if kept["output_tokens"] is not None else None,
+        cost_source=cost_source, engine=engine, rejected=reasons)
 
 
 def decode_rate(output_tokens: int | None, wall_s: float | None,
@@ -92,14 +108,22 @@ def with_thinking_tokens(metrics: Metrics, thinking: str, answer: str) -> Metric
 
 
 def mean_known(values: Iterable[float | int | None]) -> float | None:
-    """The mean of the values that are known; None when none is (unknown is never 0)."""
-    present = [float(v) for v in values if v is not None]
+    """The mean of the values that are known and finite; None when none is (unknown is
+    never 0). Figures from results go through `credible()` first: see `mean_metric`."""
+    present = [number for number in map(finite, values) if number is not None]
     return statistics.fmean(present) if present else None
+
+
+def mean_metric(metrics: Iterable[Mapping[str, Any]], name: str) -> float | None:
+    """The mean of one figure over results' `metrics`, leaving out every value outside
+    the plausibility bounds (an old or hand-edited result file cannot bend a table)."""
+    return mean_known(credible(m).get(name) for m in metrics)
 
 
 def any_floored(metrics: Iterable[Mapping[str, Any]]) -> bool:
     """Whether a mean of `tokens_per_s` over these metrics includes a floored rate."""
-    return any(m.get("tokens_per_s_floored") for m in metrics if m["tokens_per_s"] is not None)
+    return any(m.get("tokens_per_s_floored") for m in map(credible, metrics)
+               if m["tokens_per_s"] is not None)
 
 
 class StreamCollector:
@@ -114,17 +138,21 @@ class StreamCollector:
         self.splitter = ThinkSplitter()
         self.first_tool: float | None = None
         self.token_events = 0  # events that carried any text or tool call
+        self.received_bytes = 0  # UTF-8 bytes of thinking, answer and tool calls received
         self.ended: float | None = None
 
     def delta(self, now: float, content: str | None = None, reasoning: str | None = None,
-              tool_call: bool = False) -> None:
+              tool_call: bool = False, tool_bytes: int = 0) -> None:
         carried = False
         if reasoning:
             self.splitter.thinking_delta(reasoning, now)
+            self.received_bytes += len(reasoning.encode("utf-8", "surrogatepass"))
             carried = True
         if content:
             self.splitter.feed(content, now)
+            self.received_bytes += len(content.encode("utf-8", "surrogatepass"))
             carried = True
+        self.received_bytes += tool_bytes
         if tool_call:
             self.first_tool = self.first_tool if self.first_tool is not None else now
             carried = True
@@ -152,7 +180,8 @@ class StreamCollector:
                 input_tokens: int | None, input_source: TokenSource | None,
                 prefill_tokens_per_s: float | None, engine: dict[str, Any],
                 load_time_s: float | None = None, cost_usd: float | None = None,
-                cost_source: str | None = None) -> Metrics:
+                cost_source: str | None = None, received_bytes: int | None = None,
+                ) -> Metrics:
         """The one metric definition (metrics.py) applied to what this stream carried."""
         assert self.ended is not None, "finish() first"
         return measured(
@@ -161,4 +190,4 @@ class StreamCollector:
             output_tokens=output_tokens, output_source=output_source,
             input_tokens=input_tokens, input_source=input_source, engine=engine,
             prefill_tokens_per_s=prefill_tokens_per_s, cost_usd=cost_usd,
-            cost_source=cost_source, load_time_s=load_time_s)
+            cost_source=cost_source, load_time_s=load_time_s, received_bytes=received_bytes)

@@ -7,7 +7,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from benchrig.metrics import any_floored, mean_known
+from benchrig.metrics import any_floored, mean_metric
 from benchrig.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
 from benchrig.suites import SUITES
 from benchrig.summary import model_rows
@@ -150,9 +150,9 @@ def _task_rows(results: list[dict[str, Any]], card: ModelCard) -> list[str]:
         checks_text = f"{sum(r['checks']['passed'] for r in group)}/{checks}" if checks else "—"
         cut = sum(bool(r["truncated"]) for r in group)
         metrics = [r["metrics"] for r in group]
-        ttft = mean_known(m["ttft_ms"] for m in metrics)
-        rate = mean_known(m["tokens_per_s"] for m in metrics)
-        prefill = mean_known(m["prefill_tokens_per_s"] for m in metrics)
+        ttft = mean_metric(metrics, "ttft_ms")
+        rate = mean_metric(metrics, "tokens_per_s")
+        prefill = mean_metric(metrics, "prefill_tokens_per_s")
         rows.append(" | ".join([
             "", suite, task, str(len(group)), passed, checks_text,
             f"{WARN} {cut}" if cut else "0",

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrig.metrics import any_floored, mean_known
+from benchrig.metrics import any_floored, mean_known, mean_metric
+from benchrig.plausible import credible
 from benchrig.suites import COMPOSITE, SUITES
 
 Result = dict[str, Any]
@@ -111,7 +112,7 @@ class ModelCard:
 
 
 def _ttft_s(result: Result) -> float | None:
-    ttft = result["metrics"].get("ttft_ms")
+    ttft = credible(result["metrics"]).get("ttft_ms")
     return None if ttft is None else ttft / 1000.0
 
 
@@ -150,11 +151,11 @@ def _checks_rate(results: list[Result]) -> float | None:
 
 
 def _decode(results: list[Result]) -> float | None:
-    return mean_known(r["metrics"]["tokens_per_s"] for r in results)
+    return mean_metric((r["metrics"] for r in results), "tokens_per_s")
 
 
 def _token_sum(results: list[Result], key: str) -> int | None:
-    values = [r["metrics"].get(key) for r in results]
+    values: list[Any] = [credible(r["metrics"]).get(key) for r in results]
     return None if not values or any(v is None for v in values) else sum(values)
 
 
@@ -177,9 +178,9 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
         decode_tps=_decode(group),
         decode_floored=_floored(group),
         decode_span=_span(by_run(group), _decode),
-        prefill_tps=mean_known(r["metrics"]["prefill_tokens_per_s"] for r in group),
+        prefill_tps=mean_metric((r["metrics"] for r in group), "prefill_tokens_per_s"),
         avg_ttft_s=mean_known(_ttft_s(r) for r in group),
-        output_tokens=mean_known(r["metrics"]["output_tokens"] for r in group),
+        output_tokens=mean_metric((r["metrics"] for r in group), "output_tokens"),
         finish_reasons=_finishes(group),
     ) for task, group in sorted(tasks.items()))
 
@@ -204,10 +205,10 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         output_tokens=_token_sum(results, "output_tokens"),
         decode_tps=_decode(results),
         decode_floored=_floored(results),
-        prefill_tps=mean_known(r["metrics"]["prefill_tokens_per_s"] for r in results),
+        prefill_tps=mean_metric((r["metrics"] for r in results), "prefill_tokens_per_s"),
         finish_reasons=_finishes(results),
         max_checks=max((r["checks"]["total"] for r in results), default=0),
-        avg_output_tokens=mean_known(r["metrics"]["output_tokens"] for r in results),
+        avg_output_tokens=mean_metric((r["metrics"] for r in results), "output_tokens"),
         speed=speed_figures(results) if suite == "speed" else (),
     )
 

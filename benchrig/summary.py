@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.metrics import any_floored, mean_known
+from benchrig.metrics import any_floored, mean_metric
 
 
 @dataclass(frozen=True)
@@ -53,11 +53,11 @@ def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
             failed=outcomes.count("fail"),
             errors=outcomes.count("error"),
             no_test=outcomes.count("no-test"),
-            tokens_per_s=mean_known(m["tokens_per_s"] for m in metrics),
+            tokens_per_s=mean_metric(metrics, "tokens_per_s"),
             tokens_per_s_floored=any_floored(metrics),
-            ttft_ms=mean_known(m["ttft_ms"] for m in metrics),
-            wall_s=mean_known(m["wall_s"] for m in metrics),
-            cost_usd=mean_known(m["cost_usd"] for m in metrics),
+            ttft_ms=mean_metric(metrics, "ttft_ms"),
+            wall_s=mean_metric(metrics, "wall_s"),
+            cost_usd=mean_metric(metrics, "cost_usd"),
         ))
     return rows
 

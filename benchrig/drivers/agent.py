@@ -48,6 +48,12 @@ class AgentRun:
     completed: bool = False  # the stream's closing event arrived
     deltas: int = 0  # streamed pieces seen: progress, and a token count when there is no usage
     engine: dict[str, Any] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)  # figure → why it is unknown
+
+    def unreadable(self, name: str, raw: Any) -> None:
+        """The agent sent `raw` for figure `name`, and it is no number that figure can be."""
+        if raw is not None:
+            self.rejected[name] = f"{str(raw)[:40]} is not a finite number of at least 0"
 
     def saw_thinking(self, t: float) -> None:
         if self.first_any_s is None:
@@ -204,7 +210,8 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
         answer_ttft_ms=_ms(run.first_answer_s), thinking_chars=run.thinking_chars,
         output_tokens=run.output_tokens, output_source=run.output_source,
         input_tokens=run.input_tokens, input_source=run.input_source, engine=engine,
-        cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s)
+        cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s,
+        rejected=run.rejected)  # no received_bytes: an agent's reasoning may be hidden
     transcript = Transcript(answer=run.answer, finish_reason=run.finish_reason,
                             tool_calls=tuple(run.tool_calls),
                             files={request.task.solution_file: code} if code is not None else {},

@@ -139,8 +139,12 @@ class ClaudeParser(StreamParser):
                 "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
             run.output_tokens = integer(usage.get("output_tokens"))
             run.input_source = run.output_source = "server"
+        elif usage:
+            run.unreadable("output_tokens", usage.get("output_tokens"))
         cost = amount(result.get("total_cost_usd"))
-        if cost is not None:
+        if cost is None:
+            run.unreadable("cost_usd", result.get("total_cost_usd"))
+        else:
             run.cost_usd = cost
             run.cost_source = "claude: total_cost_usd, its estimate from a bundled price table"
         run.engine.update({

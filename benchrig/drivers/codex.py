@@ -76,6 +76,8 @@ class CodexParser(StreamParser):
             run.input_tokens = integer(usage.get("input_tokens"))
             run.output_tokens = integer(usage.get("output_tokens"))
             run.input_source = run.output_source = "server"
+        else:
+            run.unreadable("output_tokens", usage.get("output_tokens"))
         run.cost_source = "codex reports no cost"
         run.engine.update({"ttft_basis": TTFT_BASIS, "usage": self.usage,
                            "items": run.deltas})

@@ -96,7 +96,8 @@ class ChatLines:
         calls = [c for c in message.get("tool_calls") or () if isinstance(c, dict)]
         self.tool_calls.extend(calls)  # a call arrives whole; arguments are an object
         self.collector.delta(now, content=message.get("content"),
-                             reasoning=message.get("thinking"), tool_call=bool(calls))
+                             reasoning=message.get("thinking"), tool_call=bool(calls),
+                             tool_bytes=len(json.dumps(calls)) if calls else 0)
         return data if data.get("done") else None
 
 
@@ -160,7 +161,8 @@ class OllamaDriver:
         metrics = collector.metrics(
             output, out_source, prompt_n, "server",
             per_second(prompt_n, prompt_ns, NS), engine, load_time_s,
-            cost_source="no price table")  # not BenchRig's own run: no guessed 0
+            cost_source="no price table",  # not BenchRig's own run: no guessed 0
+            received_bytes=collector.received_bytes)  # Ollama hides no generated text
         effective = {"think": think, "think_requested": s.think, "think_capable": can_think,
                      "num_ctx": s.context_size, "num_predict": s.max_tokens,
                      "threads": s.threads, "capabilities": capabilities}
