@@ -26,6 +26,7 @@ from benchrig.isolation import Confinement
 from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored
 
 SOLUTION_MODULE = "solution.py"
 
@@ -133,8 +134,9 @@ class CandidateRunner:
             raise self._import_failed(str(exc)) from None
         if reply.get("ok") is not True:
             error = reply["error"] if isinstance(reply.get("error"), dict) else {}
-            raise self._import_failed(
-                f"{error.get('type', '?')}: {error.get('message', '')}".strip())
+            name = printable(str(error.get("type", "?")), NAME_CAP)
+            message = stored(str(error.get("message", "")), PRINT_CAP)
+            raise self._import_failed(f"{name}: {message}".strip())
         kinds = reply.get("kinds")
         self.session.kinds = {name: kind for name, kind in kinds.items()
                               if type(name) is str and kind in ("class", "function")
@@ -157,14 +159,6 @@ class CandidateRunner:
                 self.leftovers += proc.box.remove()
             if problem is not None:
                 self.cleanup_problems.append(problem)
-
-
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if chr(c) not in "\n\t"}
-
-
-def printable(text: str) -> str:
-    """Candidate-controlled text made safe to print: no escape sequences for a terminal."""
-    return text.translate(_CONTROL)
 
 
 def _failure_message(exc: BaseException, test_file: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchrig.sandbox_codec import BoundaryError, decode, encode
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored
 
 
 class CandidateError(Exception):
@@ -25,7 +26,11 @@ Transport = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def _raise_from(error: dict[str, Any]) -> None:
-    name, builtin, message = (str(error.get(k, "")) for k in ("type", "builtin", "message"))
+    # The candidate chose the class name and the message: stored safely (a lone surrogate, a
+    # class name megabytes long) before they become a check's message.
+    name = printable(str(error.get("type", "")), NAME_CAP)
+    builtin = str(error.get("builtin", ""))
+    message = stored(str(error.get("message", "")), PRINT_CAP)
     base = getattr(builtins, builtin, None)
     text = f"{name}: {message}" if name != builtin else message
     # A rebuilt StopIteration would end the test's own map()/filter() loop early, silently.
@@ -65,11 +70,12 @@ class Session:
         error = reply.get("error")
         if reply.get("ok") is False and isinstance(error, dict):
             if error.get("boundary"):
-                raise self._incident(str(error.get("message")))
+                raise self._incident(stored(str(error.get("message")), PRINT_CAP))
             base = getattr(builtins, str(error.get("builtin")), None)
             if isinstance(base, type) and not issubclass(base, Exception):
                 # SystemExit, KeyboardInterrupt…: it tried to end the run, not to raise
-                raise self._incident(f"the candidate raised {error.get('type')} "
+                raise self._incident(f"the candidate raised "
+                                     f"{printable(str(error.get('type')), NAME_CAP)} "
                                      "(an attempt to end the run)")
             _raise_from(error)
         raise self._incident("malformed reply from the sandbox")
