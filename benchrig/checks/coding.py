@@ -26,7 +26,7 @@ from benchrig.isolation import Confinement
 from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
-from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
 SOLUTION_MODULE = "solution.py"
 
@@ -171,8 +171,8 @@ def _failure_message(exc: BaseException, test_file: str) -> str:
     if isinstance(exc, CandidateFailure | BoundaryError):
         return str(exc)
     if getattr(exc, "from_candidate", False):
-        return f"candidate raised {type(exc).__name__}: {exc}"
-    return f"{type(exc).__name__}: {exc}"
+        return f"candidate raised {type_name(exc)}: {exc}"
+    return f"{type_name(exc)}: {exc}"
 
 
 def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
