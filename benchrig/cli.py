@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from benchrig import paths
 from benchrig.errors import BenchRigError, TaskError, UsageError
+from benchrig.textsafe import printable
 from benchrig.ui import RunProgress, error, info, warn
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
@@ -61,7 +62,13 @@ def run(
     from benchrig.config import load_config
     from benchrig.drivers import get_driver
     from benchrig.report import render_text
-    from benchrig.runner import Overrides, matrix, run_attempt, settings_for
+    from benchrig.runner import (
+        Overrides,
+        UnrecordedAttempt,
+        matrix,
+        run_attempt,
+        settings_for,
+    )
 
     chosen = _load(tasks or [], suite or [])
     if not chosen:
@@ -85,20 +92,32 @@ def run(
         for index, (task, name, _) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             settings = settings_for(task, overrides, model=name, config=settings_file)
-            attempt = run_attempt(task, name, engine, provider, settings, out_dir,
-                                  agent=driver, progress=bar.attempt(label))
+            try:
+                attempt = run_attempt(task, name, engine, provider, settings, out_dir,
+                                      agent=driver, progress=bar.attempt(label))
+            except UnrecordedAttempt as exc:  # counted as an error; the run goes on
+                bar.advance()
+                error(printable(str(exc)))
+                results.append(exc.result)
+                continue
             bar.advance()
             r = attempt.result
-            checked = r["checks"]["total"] and r["result"] != "error"
-            checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if checked else ""
-            flag = " ⚠ truncated" if r["truncated"] else ""
-            typer.echo(f"{task.id} {name} {driver}: {r['result']}{checks}{flag} — "
-                       f"{r['notes']} → {attempt.path}")
+            typer.echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
             results.append(r)
     typer.echo("")
     typer.echo(render_text(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
+
+
+def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: str) -> str:
+    """One attempt's line on stdout; every part that came from outside made printable, so a
+    candidate cannot start a line of its own or move the cursor."""
+    checked = r["checks"]["total"] and r["result"] != "error"
+    checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if checked else ""
+    flag = " ⚠ truncated" if r["truncated"] else ""
+    return (f"{printable(task)} {printable(model)} {printable(driver)}: {r['result']}{checks}"
+            f"{flag} — {printable(str(r['notes']))} → {printable(path)}")
 
 
 def _require(note: str | None, required: bool) -> None:
@@ -141,7 +160,7 @@ def summary(
                             f"{', '.join(report.RENDERERS)}")
     loaded = load_results(paths_ or [paths.results_dir()])
     for path, reason in loaded.rejected:
-        error(f"{path}: skipped, not a valid result: {reason}")
+        error(printable(f"{path}: skipped, not a valid result: {reason}"))
     if not loaded.results:
         error("no results to summarize")
         raise typer.Exit(1)

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from benchrig.textsafe import stored
+
 if TYPE_CHECKING:
     from benchrig.drivers.base import DriverOutput
+
+MESSAGE_CAP = 20_000  # characters of a DriverError's message kept in the result
 
 ErrorKind = Literal["infra", "harness", "timeout"]
 
@@ -52,9 +56,10 @@ class DriverError(BenchRigError):
 
     def __init__(self, kind: ErrorKind, message: str, partial: DriverOutput | None = None) -> None:
         self.kind: ErrorKind = kind
-        self.message = message
+        # server bodies, agent and candidate text end up here: stored safely once
+        self.message = stored(message, MESSAGE_CAP)
         self.partial = partial
-        super().__init__(f"{kind}: {message}")
+        super().__init__(f"{kind}: {self.message}")
 
 
 class SandboxError(BenchRigError):

@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from benchrig.textsafe import stored
+
 # Beyond 2**53 a count is no count (a float cannot even hold it exactly), and dividing a
 # larger int by a float can overflow. JSON parses `1e400` as inf: not a number either.
 LARGEST_COUNT = 2**53
@@ -36,13 +38,17 @@ def whole(value: Any) -> int | None:
 
 def json_safe(value: Any, depth: int = 0) -> Any:
     """`value` as strict JSON can hold it: non-finite floats → None, objects nested deeper
-    than MAX_DEPTH → a short note (so writing it can never recurse too deep)."""
+    than MAX_DEPTH → a short note (so writing it can never recurse too deep), every string
+    and key through textsafe.stored (a lone surrogate can never make the UTF-8 write fail)."""
+    if isinstance(value, str):
+        return stored(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
         if depth >= MAX_DEPTH:
             return TOO_DEEP
-        return {key: json_safe(item, depth + 1) for key, item in value.items()}
+        return {stored(key) if isinstance(key, str) else key: json_safe(item, depth + 1)
+                for key, item in value.items()}
     if isinstance(value, list | tuple):
         if depth >= MAX_DEPTH:
             return TOO_DEEP

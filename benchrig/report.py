@@ -14,6 +14,7 @@ from benchrig.summary import model_rows
 from benchrig.summary import render_csv as table_csv
 from benchrig.summary import render_markdown as table_markdown
 from benchrig.summary import render_text as table_text
+from benchrig.textsafe import label
 
 WARN = "⚠"
 COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at assertion "
@@ -136,10 +137,11 @@ def render_text(results: list[dict[str, Any]]) -> str:
 
 
 def _task_rows(results: list[dict[str, Any]], card: ModelCard) -> list[str]:
-    mine = [r for r in results if (r["model"], r["agent"]) == (card.model, card.agent)]
+    mine = [r for r in results
+            if (label(r["model"]), label(r["agent"])) == (card.model, card.agent)]
     tasks: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in mine:
-        tasks.setdefault((r["suite"], r["task"]), []).append(r)
+        tasks.setdefault((label(r["suite"]), label(r["task"])), []).append(r)
     order = list(card.suites)
     rows = []
     for (suite, task), group in sorted(tasks.items(), key=lambda i: (order.index(i[0][0]),

@@ -16,7 +16,7 @@ from benchrig.checks.judge import Verdict, judge, load_checkers
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
-from benchrig.errors import DriverError
+from benchrig.errors import BenchRigError, DriverError
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
@@ -30,6 +30,7 @@ from benchrig.result import (
     write_atomic,
 )
 from benchrig.spec import TaskSpec
+from benchrig.textsafe import printable, type_name
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONTEXT = 4096
@@ -45,6 +46,15 @@ class Overrides:
     context_size: int | None = None
     threads: int | None = None
     think: bool | None = None
+
+
+class UnrecordedAttempt(BenchRigError):
+    """Not even the error result of an attempt could be written; `result` is that error
+    result, so the run can still count the attempt."""
+
+    def __init__(self, message: str, result: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -204,13 +214,33 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
         try:
             verdict = judge(task, output.transcript, _as_run(settings, output))
         except Exception as exc:  # BenchRig is broken: record it, lose nothing
-            error = DriverError("harness", f"checking failed: {type(exc).__name__}: {exc}")
+            error = DriverError("harness", f"checking failed: {type_name(exc)}: {exc}")
         check_s = round(time.perf_counter() - began, 6)
     if output is None and error is not None:
         output = error.partial  # what was measured before it failed: recorded, never checked
-    # raw server and agent data inside (engine, runtime, settings) may hold inf or deep nesting
-    result = json_safe(_result(task, model, agent or driver.name, driver, provider, settings,
-                               started, ended, output, error, verdict, check_s))
+    try:
+        return _record(request, _result(task, model, agent or driver.name, driver, provider,
+                                        settings, started, ended, output, error, verdict,
+                                        check_s), output, results_dir)
+    except Exception as exc:  # BenchRig could not record it: that failure is the result
+        failed = DriverError("harness", f"writing the result failed: {type_name(exc)}: "
+                             f"{printable(str(exc))}")
+    fallback = _result(task, model, agent or driver.name, driver, provider, settings, started,
+                       ended, None, failed, None, None)
+    try:
+        return _record(request, fallback, None, results_dir)
+    except Exception as exc:
+        raise UnrecordedAttempt(f"{task.id} · {model}: no result could be written "
+                                f"({failed.message}; then {type_name(exc)}: "
+                                f"{printable(str(exc))})", json_safe(fallback)) from exc
+
+
+def _record(request: DriverRequest, result: dict[str, Any], output: DriverOutput | None,
+            results_dir: Path) -> Attempt:
+    """Validate `result`, then write its sidecar and itself."""
+    # raw server and agent data inside (engine, runtime, settings) may hold inf or deep
+    # nesting, and any outside string a lone surrogate
+    result = json_safe(result)
     path = result_path(results_dir, result)
     sidecar = path.with_suffix(".transcript.jsonl")
     result["transcript_file"] = sidecar.name

@@ -168,7 +168,7 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {
         "ok": False,
         "error": {
-            "type": type(exc).__name__,
+            "type": type(exc).__name__[:200],  # a class name can be megabytes long
             "builtin": builtin,
             "message": str(exc)[:2000],
             "boundary": boundary,

@@ -16,6 +16,7 @@ from typing import Any
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
 from benchrig.suites import COMPOSITE, SUITES
+from benchrig.textsafe import label
 
 Result = dict[str, Any]
 
@@ -160,7 +161,7 @@ def _token_sum(results: list[Result], key: str) -> int | None:
 
 
 def _finishes(results: list[Result]) -> dict[str, int]:
-    return dict(sorted(Counter(str(r["finish_reason"]) for r in results
+    return dict(sorted(Counter(label(r["finish_reason"]) for r in results
                                if r["finish_reason"] is not None).items()))
 
 
@@ -174,7 +175,7 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
     for result in results:
         tasks.setdefault(result["task"], []).append(result)
     return tuple(SpeedFigures(
-        task=task,
+        task=label(task),
         decode_tps=_decode(group),
         decode_floored=_floored(group),
         decode_span=_span(by_run(group), _decode),
@@ -189,7 +190,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
     runs = by_run(results)
     scored = _scored(results)
     return SuiteCard(
-        suite=suite,
+        suite=label(suite),
         runs=len(runs),
         passed=sum(r["result"] == "pass" for r in scored),
         scored=len(scored),
@@ -232,11 +233,12 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
     grouped: dict[str, list[Result]] = {}
     for result in results:
         grouped.setdefault(result["suite"], []).append(result)
-    suites = {s: suite_card(s, grouped[s]) for s in sorted(grouped, key=lambda s: order.get(s, 99))}
+    suites = {label(s): suite_card(s, grouped[s])
+              for s in sorted(grouped, key=lambda s: order.get(s, 99))}
     scoring = tuple(s for s, card in suites.items() if card.score is not None)
     return ModelCard(
-        model=model,
-        agent=agent,
+        model=label(model),
+        agent=label(agent),
         suites=suites,
         composite=mean_known(suites[s].score for s in scoring),
         composite_span=_composite_span(results, scoring),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchrig.metrics import any_floored, mean_metric
+from benchrig.textsafe import label
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,8 @@ def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
         outcomes = [r["result"] for r in group]
         metrics = [r["metrics"] for r in group]
         rows.append(ModelRow(
-            model=model,
-            agent=agent,
+            model=label(model),
+            agent=label(agent),
             runs=len(group),
             passed=outcomes.count("pass"),
             failed=outcomes.count("fail"),

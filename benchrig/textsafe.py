@@ -68,3 +68,9 @@ def printable(text: str, limit: int = PRINT_CAP) -> str:
 def type_name(exc: BaseException) -> str:
     """An exception's class name, bounded (a candidate can name a class 12 MB long)."""
     return printable(type(exc).__name__, NAME_CAP)
+
+
+def label(value: object) -> str:
+    """A name from a result (model, agent, task, suite, finish reason) as a table or report
+    shows it: printable and short. Every renderer reads outside names through this."""
+    return printable(str(value), NAME_CAP)

@@ -7,6 +7,7 @@ import time
 from types import TracebackType
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,16 +22,20 @@ from rich.progress import (
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+# Texts are shown as given: `[…]` in a model name or a message is never read as rich markup
+# (markup such as `[link=…]` would make rich itself write escape sequences).
+
+
 def info(text: str) -> None:
-    stderr.print(text)
+    stderr.print(escape(text))
 
 
 def warn(text: str) -> None:
-    stderr.print(f"[yellow]warning:[/yellow] {text}")
+    stderr.print(f"[yellow]warning:[/yellow] {escape(text)}")
 
 
 def error(text: str) -> None:
-    stderr.print(f"[red]error:[/red] {text}")
+    stderr.print(f"[red]error:[/red] {escape(text)}")
 
 
 class RunProgress:
@@ -66,9 +71,9 @@ class RunProgress:
 
     def show(self, text: str) -> None:
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=text)
+            self._bar.update(self._task, description=escape(text))
         else:
-            stderr.print(text)
+            stderr.print(escape(text))
 
     def advance(self) -> None:
         self.done += 1

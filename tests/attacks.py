@@ -426,4 +426,14 @@ try:
 except OSError:
     pass
 """ + CORRECT, "pass", degraded_gives_up="scratch"),
+    # --- text that cannot be stored or is megabytes long ----------------------------------
+    Attack("surrogate-in-exception", "print anything", """
+def add(a, b):
+    raise ValueError("lone \\ud800 surrogate \\udfff")
+""", "fail", (False, False, True, False)),
+    Attack("huge-exception-class-name", "print anything", """
+Huge = type("B" * 1_000_000, (ValueError,), {})
+def add(a, b):
+    raise Huge("x" * 1_000_000)
+""", "fail", (False, False, True, False)),
 ]

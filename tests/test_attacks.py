@@ -259,7 +259,9 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
         assert attack.evidence in report.stdout, report.stdout[-2000:]
     assert f"PLANTED-IMPORTED-{token}" not in report.stdout
     for message in [d.message for d in report.details] + [report.sandbox_error or ""]:
-        assert not any(c in message for c in "\x1b\x07\r"), "a message can drive a terminal"
+        assert not any(c in message for c in "\x1b\x07\r\n\x9b"), "a message can drive a terminal"
+        message.encode("utf-8")  # a lone surrogate here would make the result write fail
+        assert len(message) < 10_000, "a message the candidate blew up"
     assert report.sandbox["cleanup"] == "verified"
 
     # The host, checked from outside.

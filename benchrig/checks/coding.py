@@ -26,8 +26,7 @@ from benchrig.isolation import Confinement
 from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
 from benchrig.spec import TaskSpec
-from benchrig.textsafe import NAME_CAP
-from benchrig.textsafe import printable as shown
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
 SOLUTION_MODULE = "solution.py"
 
@@ -135,8 +134,9 @@ class CandidateRunner:
             raise self._import_failed(str(exc)) from None
         if reply.get("ok") is not True:
             error = reply["error"] if isinstance(reply.get("error"), dict) else {}
-            raise self._import_failed(
-                f"{error.get('type', '?')}: {error.get('message', '')}".strip())
+            name = printable(str(error.get("type", "?")), NAME_CAP)
+            message = stored(str(error.get("message", "")), PRINT_CAP)
+            raise self._import_failed(f"{name}: {message}".strip())
         kinds = reply.get("kinds")
         self.session.kinds = {name: kind for name, kind in kinds.items()
                               if type(name) is str and kind in ("class", "function")
@@ -162,14 +162,6 @@ class CandidateRunner:
                 self.cleanup_problems.append(problem)
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if chr(c) not in "\n\t"}
-
-
-def printable(text: str) -> str:
-    """Candidate-controlled text made safe to print: no escape sequences for a terminal."""
-    return text.translate(_CONTROL)
-
-
 def _failure_message(exc: BaseException, test_file: str) -> str:
     if isinstance(exc, AssertionError):
         if str(exc):
@@ -180,8 +172,8 @@ def _failure_message(exc: BaseException, test_file: str) -> str:
     if isinstance(exc, CandidateFailure | BoundaryError):
         return str(exc)
     if getattr(exc, "from_candidate", False):
-        return f"candidate raised {type(exc).__name__}: {exc}"
-    return f"{type(exc).__name__}: {exc}"
+        return f"candidate raised {type_name(exc)}: {exc}"
+    return f"{type_name(exc)}: {exc}"
 
 
 class TestBuiltins(dict[str, Any]):
@@ -212,8 +204,8 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
                 try:
                     getattr(module, wanted)
                 except AttributeError:
-                    raise ImportError(f"cannot import name {shown(wanted, NAME_CAP)!r}: "
-                                      f"{MODULE} defines no {shown(wanted, NAME_CAP)!r}",
+                    raise ImportError(f"cannot import name {printable(wanted, NAME_CAP)!r}: "
+                                      f"{MODULE} defines no {printable(wanted, NAME_CAP)!r}",
                                       name="solution") from None
         return module
 

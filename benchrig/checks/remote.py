@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchrig.sandbox_codec import BoundaryError, decode, encode
-from benchrig.textsafe import NAME_CAP, printable
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored
 
 MODULE = "the candidate's solution module"
 MAX_EXPORTS = 1000  # names `from solution import *` may bind (the child caps them too)
@@ -57,7 +57,11 @@ def read_exports(reply: dict[str, Any]) -> Exports:
 
 
 def _raise_from(error: dict[str, Any]) -> None:
-    name, builtin, message = (str(error.get(k, "")) for k in ("type", "builtin", "message"))
+    # The candidate chose the class name and the message: stored safely (a lone surrogate, a
+    # class name megabytes long) before they become a check's message.
+    name = printable(str(error.get("type", "")), NAME_CAP)
+    builtin = str(error.get("builtin", ""))
+    message = stored(str(error.get("message", "")), PRINT_CAP)
     base = getattr(builtins, builtin, None)
     text = f"{name}: {message}" if name != builtin else message
     # A rebuilt StopIteration would end the test's own map()/filter() loop early, silently.
@@ -98,11 +102,12 @@ class Session:
         error = reply.get("error")
         if reply.get("ok") is False and isinstance(error, dict):
             if error.get("boundary"):
-                raise self._incident(str(error.get("message")))
+                raise self._incident(stored(str(error.get("message")), PRINT_CAP))
             base = getattr(builtins, str(error.get("builtin")), None)
             if isinstance(base, type) and not issubclass(base, Exception):
                 # SystemExit, KeyboardInterrupt…: it tried to end the run, not to raise
-                raise self._incident(f"the candidate raised {error.get('type')} "
+                raise self._incident(f"the candidate raised "
+                                     f"{printable(str(error.get('type')), NAME_CAP)} "
                                      "(an attempt to end the run)")
             _raise_from(error)
         raise self._incident("malformed reply from the sandbox")

@@ -17,6 +17,7 @@ from benchrig.drivers.confine import BUBBLEWRAP, confine
 from benchrig.errors import DriverError
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
 from benchrig.metrics import TokenSource, measured
+from benchrig.textsafe import PRINT_CAP, stored, type_name
 
 MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are counted
 PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, *NUMERIC_ERRORS)
@@ -151,7 +152,7 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
         counts[line.stream] += 1
         stamp = round(line.t, 6)
         if line.stream == "stderr":
-            keep({"kind": "stderr", "t_s": stamp, "text": line.text})
+            keep({"kind": "stderr", "t_s": stamp, "text": stored(line.text)})
             return
         if not first_line:
             first_line.append(line.t)
@@ -159,7 +160,7 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
             data = json.loads(line.text)
         except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             if line.text.strip():
-                keep({"kind": "stdout", "t_s": stamp, "text": line.text})
+                keep({"kind": "stdout", "t_s": stamp, "text": stored(line.text)})
             return
         try:
             parser.event(line.t, data)
@@ -192,7 +193,7 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
     try:
         run, unreadable = parser.finish(), None
     except Exception as exc:  # an event shape no parser foresaw: the stream's fault, not ours
-        run, unreadable = parser.run, f"{type(exc).__name__}: {exc}"
+        run, unreadable = parser.run, f"{type_name(exc)}: {stored(str(exc), PRINT_CAP)}"
     engine = {
         "source": f"{agent} event stream",
         **run.engine,

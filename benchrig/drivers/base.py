@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 from benchrig.metrics import Metrics
 from benchrig.prompt import Message
 from benchrig.spec import TaskSpec
+from benchrig.textsafe import NAME_CAP, stored
 
 DriverKind = Literal["runtime", "agent", "replay"]
 
@@ -76,6 +77,14 @@ class Transcript:
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     turns: int | None = None
+
+    def __post_init__(self) -> None:
+        # Every driver's text enters here: made safe to store once (no lone surrogate from
+        # a `"\ud800"` JSON escape, bounded size); the checks see the same text.
+        object.__setattr__(self, "answer", stored(self.answer))
+        object.__setattr__(self, "thinking", stored(self.thinking))
+        if self.finish_reason is not None:
+            object.__setattr__(self, "finish_reason", stored(self.finish_reason, NAME_CAP))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from benchrig.errors import DriverError, UsageError
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
+from benchrig.textsafe import stored
 
 if TYPE_CHECKING:
     import httpx
@@ -77,7 +78,8 @@ def server_message(body: bytes) -> str:
             error = error.get("message", error)
         if error is not None:
             try:
-                return str(error)[:ERROR_BODY_CHARS]
+                # `"\ud800"` in the body parses to a lone surrogate: stored safely here
+                return stored(str(error), ERROR_BODY_CHARS)
             except RecursionError:  # nested too deep to print: the body as sent
                 return text
     return text
