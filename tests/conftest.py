@@ -15,6 +15,17 @@ TASKS = ROOT / "tasks"
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
 
 
+# What the fixture agents (tests/agents/) read from their environment: agents get only an
+# allow-list, so every test passes these on as a user would with --pass-env.
+FIXTURE_VARIABLES = ("FAKE_AGENT_SCENARIO", "FAKE_AGENT_LOG", "FAKE_AGENT_FILES",
+                     "FAKE_AGENT_PROBE", "FAKE_AGENT_MARKER")
+
+
+@pytest.fixture(autouse=True)
+def _fixture_agents_get_their_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCHRIG_PASS_ENV", ",".join(FIXTURE_VARIABLES))
+
+
 @dataclass(frozen=True)
 class Ran:
     code: int
