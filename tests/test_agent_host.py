@@ -43,6 +43,12 @@ def claude_attempt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, probe: dict[
     return done.result, [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def given(seen: list[str]) -> list[str]:
+    """The names the agent was given, from those it saw: bubblewrap adds PWD, and a pyenv
+    shim (a shell script) running its interpreter adds SHLVL, _ and PYENV_*."""
+    return sorted(n for n in seen if n not in ("PWD", "SHLVL", "_") and "PYENV_" not in n)
+
+
 def host_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     home = tmp_path / "home"
     (home / ".local" / "bin").mkdir(parents=True)
@@ -180,8 +186,7 @@ def test_the_agent_environment_is_an_allow_list_recorded_by_name(
     assert "BENCHRIG_TEST_SECRET" not in names and "OPENAI_API_KEY" not in names
     assert {"BENCHRIG_TEST_PASSED", "ANTHROPIC_API_KEY", "LC_TIME", "HOME", "PATH",
             "IS_SANDBOX"} <= set(names)
-    # names, sorted, exactly what it was given (bubblewrap adds PWD)
-    assert r["settings"]["agent_env"] == sorted(set(names) - {"PWD"})
+    assert r["settings"]["agent_env"] == given(names)
     assert "BENCHRIG_TEST_PASSED" in r["settings"]["agent_pass_env"]
     text = json.dumps(r)
     assert "passed-value" not in text and "claude-key-value" not in text
@@ -200,4 +205,4 @@ def test_pass_env_on_the_command_line(tmp_path: Path, results_dir: Path) -> None
                  if "argv" in json.loads(line))
     assert "BENCHRIG_TEST_PASSED" in names and "BENCHRIG_TEST_SECRET" not in names
     result = json.loads(next(results_dir.glob("*.json")).read_text())
-    assert result["settings"]["agent_env"] == sorted(set(names) - {"PWD"})
+    assert result["settings"]["agent_env"] == given(names)
