@@ -214,6 +214,9 @@ def confine(argv: list[str], *, workspace: Path, home: Path, private: Iterable[P
                                "hidden": [], "read_only": [], "writable": []})
     assert support.bwrap is not None
     chosen = plan(workspace=workspace, home=home, agent_binary=argv[0], private=private)
+    if any(_inside(os.path.abspath(argv[0]), h) for h in chosen.hidden):
+        # reached through a link in a hidden folder (a worktree's .agents): run the file itself
+        argv = [_real(argv[0]), *argv[1:]]
     return Confined(chosen.argv(support.bwrap, _real(workspace), argv), {
         "method": BUBBLEWRAP, "reason": None, "bwrap": support.bwrap,
         "hidden": list(chosen.hidden), "read_only": list(chosen.read_only),
