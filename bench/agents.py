@@ -53,7 +53,9 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
     log = folder / "log.jsonl"
     os.environ.update({"BENCHRIG_CLAUDE_BIN": str(FIXTURE), "FAKE_AGENT_LOG": str(log),
                        "FAKE_AGENT_SCENARIO": str(scenario),
-                       "FAKE_AGENT_FILES": str(stage_files(folder))})
+                       "FAKE_AGENT_FILES": str(stage_files(folder)),
+                       # agents get an allow-list: the fixture's own variables are passed on
+                       "BENCHRIG_PASS_ENV": "FAKE_AGENT_LOG,FAKE_AGENT_SCENARIO,FAKE_AGENT_FILES"})
     task = load_task(ROOT / "tasks" / "lru-cache.md")
     driver = get_driver("claude")
     found = []
@@ -66,10 +68,11 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
         assert attempt.result["result"] == "pass", attempt.result["notes"]
         entries = [json.loads(line) for line in log.read_text().splitlines()]
         argv = next(entry["argv"] for entry in entries if "argv" in entry)
-        env = {**os.environ, **attempt.result["settings"]["agent_env"]}
+        env = dict(os.environ)
         bare, confined = 0.0, 0.0
         with tempfile.TemporaryDirectory() as workspace:
-            wrapped = confine([str(FIXTURE), *argv], workspace=Path(workspace), env=env)
+            wrapped = confine([str(FIXTURE), *argv], workspace=Path(workspace),
+                              home=Path(workspace))
             for command in ([str(FIXTURE), *argv], wrapped.argv):
                 began = time.perf_counter()
                 subprocess.run(command, cwd=workspace, stdin=subprocess.DEVNULL,
@@ -102,7 +105,7 @@ def start_up(rounds: int = 50) -> tuple[list[float], list[float]]:
     plain: list[float] = []
     confined: list[float] = []
     with tempfile.TemporaryDirectory() as workspace:
-        wrapped = confine(["/bin/true"], workspace=Path(workspace), env=dict(os.environ)).argv
+        wrapped = confine(["/bin/true"], workspace=Path(workspace), home=Path(workspace)).argv
         for _ in range(rounds):
             for argv, times in ((["/bin/true"], plain), (wrapped, confined)):
                 began = time.perf_counter()

@@ -57,6 +57,10 @@ def run(
         help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
              "under a dedicated uid) and an agent can be confined (see docs/security.md).")
                            ] = False,
+    pass_env: Annotated[list[str] | None, typer.Option("--pass-env", metavar="NAME",
+        help="Also give an agent this host environment variable (repeatable); by default it "
+             "gets only its provider's, locale, proxy and terminal variables "
+             "(see docs/agents.md).")] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -94,7 +98,8 @@ def run(
             settings = settings_for(task, overrides, model=name, config=settings_file)
             try:
                 attempt = run_attempt(task, name, engine, provider, settings, out_dir,
-                                      agent=driver, progress=bar.attempt(label))
+                                      agent=driver, progress=bar.attempt(label),
+                                      pass_env=tuple(pass_env or ()))
             except UnrecordedAttempt as exc:  # counted as an error; the run goes on
                 bar.advance()
                 error(printable(str(exc)))

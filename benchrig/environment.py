@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 from functools import cache
 from typing import Any
+
+from benchrig import trusted
 
 
 def _cpu_model() -> str | None:
@@ -33,10 +34,11 @@ def _ram_gb() -> float | None:
 
 
 def _gpu() -> str | None:
-    if shutil.which("nvidia-smi") is None:
+    smi = trusted.program("nvidia-smi")
+    if smi is None:
         return None
     try:
-        query = ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,noheader"]
+        query = [smi, "--query-gpu=name,memory.total", "--format=csv,noheader"]
         out = subprocess.run(query, capture_output=True, text=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return None

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from benchrig import trusted
 from benchrig.errors import SandboxError
 
 FULL, DEGRADED, NONE = "full", "degraded", "none"
@@ -68,6 +69,9 @@ class Confinement:
             "namespaces": self.namespaces,
             "dedicated_uid": self.dedicated_uid,
             "interpreter": self.interpreter,
+            # the helpers that ran, resolved once in the system folders (benchrig.trusted)
+            "bwrap": self.bwrap if self.namespaces else None,
+            "setpriv": self.setpriv if self.dedicated_uid else None,
             "reasons": list(self.reasons),
         }
 
@@ -325,7 +329,9 @@ def kill_as(uid: int) -> None:
     """kill(-1, SIGKILL) from a process of `uid`: the kernel signals every process of that
     uid in one pass that no fork can slip through (a fork with a fatal signal pending
     fails), which a walk of /proc alone cannot promise against a fork-and-exit chain."""
-    kill = shutil.which("kill") or "/usr/bin/kill"
+    kill = trusted.program("kill")
+    if kill is None:
+        return  # the walk of /proc in sweep_uid still kills them, one by one
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         subprocess.run([kill, "-KILL", "-1"], user=uid, group=uid, extra_groups=[],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={},
@@ -405,14 +411,16 @@ def detect() -> Confinement:
     interpreter = _interpreter()
     reasons: list[str] = []
     root = hasattr(os, "geteuid") and os.geteuid() == 0
-    setpriv = shutil.which("setpriv")
-    bwrap = shutil.which("bwrap")
+    setpriv = trusted.program("setpriv")
+    bwrap = trusted.program("bwrap")
     if not root:
         reasons.append("not running as root: the candidate keeps your uid")
     elif setpriv is None:
-        reasons.append("setpriv (util-linux) is missing: the candidate keeps root's uid")
+        reasons.append("setpriv (util-linux) is missing from the system folders: the "
+                       "candidate keeps root's uid")
     if bwrap is None:
-        reasons.append("bubblewrap is not installed (apt install bubblewrap): no namespaces")
+        reasons.append("bubblewrap is not installed in the system folders (apt install "
+                       "bubblewrap): no namespaces")
     elif not interpreter.startswith("/usr/"):
         reasons.append(f"{interpreter} is outside /usr, so bubblewrap cannot show it")
         bwrap = None

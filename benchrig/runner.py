@@ -190,14 +190,14 @@ def _as_run(settings: Settings, output: DriverOutput) -> Settings:
 
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
-                progress: Progress | None = None) -> Attempt:
+                progress: Progress | None = None, pass_env: tuple[str, ...] = ()) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception."""
     load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
                             **({"progress": progress} if progress else {}),
-                            hidden_paths=(results_dir,))
+                            hidden_paths=(results_dir,), pass_env=pass_env)
     started = utc_now()
     output: DriverOutput | None = None
     error: DriverError | None = None

@@ -26,12 +26,16 @@ def parse(argv: list[str]) -> list[str]:
                         help=f"agent or runtime (default {DEFAULT_AGENT}); see `benchrig list`")
     parser.add_argument("--provider", help="agent provider, runtime base URL, or answer file")
     parser.add_argument("--results-dir", help="where the result file goes")
+    parser.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                        help="host variable the agent also gets (repeatable)")
     args = parser.parse_args(argv)
     command = ["run", args.task, "--model", args.model, "--driver", args.agent]
     if args.provider:
         command += ["--provider", args.provider]
     if args.results_dir:
         command += ["--results-dir", args.results_dir]
+    for name in args.pass_env:
+        command += ["--pass-env", name]
     return command
 
 

@@ -15,6 +15,26 @@ TASKS = ROOT / "tasks"
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"
 
 
+# What the fixture agents (tests/agents/) read from their environment: agents get only an
+# allow-list, so every test passes these on as a user would with --pass-env.
+FIXTURE_VARIABLES = ("FAKE_AGENT_SCENARIO", "FAKE_AGENT_LOG", "FAKE_AGENT_FILES",
+                     "FAKE_AGENT_PROBE", "FAKE_AGENT_MARKER")
+
+
+@pytest.fixture(autouse=True)
+def _fixture_agents_get_their_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCHRIG_PASS_ENV", ",".join(FIXTURE_VARIABLES))
+
+
+# The CLI as on a machine without bubblewrap: BenchRig finds helpers only in the system
+# folders (benchrig.trusted), never on PATH, so a test hides it there instead.
+WITHOUT_BUBBLEWRAP = [sys.executable, "-c", (
+    "import runpy, benchrig.trusted as t\n"
+    "found = t.program\n"
+    "t.program = lambda name: None if name == 'bwrap' else found(name)\n"
+    "runpy.run_module('benchrig.cli', run_name='__main__')")]
+
+
 @dataclass(frozen=True)
 class Ran:
     code: int

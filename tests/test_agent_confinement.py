@@ -26,7 +26,7 @@ from benchrig.errors import ResultError
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import ROOT, benchrig
+from tests.conftest import ROOT, WITHOUT_BUBBLEWRAP, benchrig
 from tests.test_agent_process import host_processes, wait_dead
 from tests.test_agents import FIXTURES, task_with_timeout, use_fixture
 
@@ -76,7 +76,8 @@ def test_a_confined_agent_sees_nothing_of_benchrig_and_changes_nothing(
         "umount_in_userns": [str(ROOT), str(tasks)],
         "write": [*map(str, planted), str(results / f"planted-{token}.json"),
                   str(tasks / f"planted-{token}.md"), f"/usr/planted-{token}",
-                  f"planted-{token}.txt", str(tmp_path / "home" / f"planted-{token}")],
+                  f"planted-{token}.txt", str(tmp_path / "home" / f"planted-{token}"),
+                  f"$HOME/planted-{token}"],
         "read": [str(SECRET), str(tasks / "lru-cache.test.py"), str(ROOT / "benchrig" /
                  "runner.py"), str(ROOT / ".git"), f"/proc/{os.getpid()}/root{SECRET}",
                  *(str(p / "tasks" / "lru-cache.test.py") for p in others)],
@@ -109,7 +110,10 @@ def test_a_confined_agent_sees_nothing_of_benchrig_and_changes_nothing(
     assert seen["list"][str(results)] == [] and seen["list"][str(tasks)] == []
     writes = seen["write"]
     assert writes.pop(f"planted-{token}.txt") == "ok"  # its workspace
-    assert writes.pop(str(tmp_path / "home" / f"planted-{token}")) == "ok"  # its home
+    assert not (tmp_path / "home" / f"planted-{token}").exists()  # the host's home: read-only
+    private = [p for p in writes if p.endswith(f"/planted-{token}") and "benchrig-agent-home-"
+               in p]
+    assert len(private) == 1 and writes.pop(private[0]) == "ok"  # its own, private home
     assert all(outcome.startswith(("OSError: EROFS", "FileNotFoundError", "PermissionError"))
                for outcome in writes.values()), writes
     assert not list(results.glob("planted-*")) and not list(tasks.glob("planted-*"))
@@ -120,8 +124,9 @@ def test_a_confined_agent_sees_nothing_of_benchrig_and_changes_nothing(
     assert record["method"] == "bubblewrap" and record["reason"] is None
     assert {str(ROOT), os.path.realpath(results), os.path.realpath(tasks)} <= set(
         record["hidden"])
-    assert record["read_only"] == [str(ROOT / "tests" / "agents")]
-    assert os.path.realpath(tmp_path / "home") in record["writable"]
+    assert str(ROOT / "tests" / "agents") in record["read_only"]
+    assert os.path.realpath(tmp_path / "home") in record["read_only"]
+    assert record["bwrap"] == confine.detect().bwrap
 
 
 def test_without_bubblewrap_the_same_probe_finds_the_tests(monkeypatch: pytest.MonkeyPatch,
@@ -133,8 +138,8 @@ def test_without_bubblewrap_the_same_probe_finds_the_tests(monkeypatch: pytest.M
     assert "tasks" in seen["list"][str(ROOT)]
     assert r["result"] == "pass"
     assert r["settings"]["agent_confinement"] == {
-        "method": "none", "reason": "test: no bubblewrap", "hidden": [], "read_only": [],
-        "writable": []}
+        "method": "none", "reason": "test: no bubblewrap", "bwrap": None, "hidden": [],
+        "read_only": [], "writable": [], "home_files": []}
     r["settings"]["agent_confinement"]["method"] = "chroot"  # the schema knows the methods
     with pytest.raises(ResultError, match="agent_confinement"):
         validate(r)
@@ -142,13 +147,10 @@ def test_without_bubblewrap_the_same_probe_finds_the_tests(monkeypatch: pytest.M
 
 def test_without_bubblewrap_the_cli_warns_once_and_can_refuse(tmp_path: Path,
                                                               results_dir: Path) -> None:
-    bin_dir = tmp_path / "bin"  # python3 for the fixture's shebang; no bwrap
-    bin_dir.mkdir()
-    (bin_dir / "python3").symlink_to("/usr/bin/python3")
-    env = {"PATH": str(bin_dir), "BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"),
+    env = {"BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"),
            "FAKE_AGENT_SCENARIO": str(FIXTURES / "streams" / "claude-is-error.jsonl")}
     ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--runs", "2",
-                   results_dir=results_dir, env=env)
+                   results_dir=results_dir, env=env, command=WITHOUT_BUBBLEWRAP)
     assert ran.code == 1, ran.stderr  # the scenario is an agent error; it still ran
     assert ran.stderr.count("agents run unconfined: bubblewrap is not installed") == 1
     records = [json.loads(p.read_text())["settings"]["agent_confinement"]
@@ -157,7 +159,7 @@ def test_without_bubblewrap_the_cli_warns_once_and_can_refuse(tmp_path: Path,
 
     refused = tmp_path / "refused"
     ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--require-isolation",
-                   results_dir=refused, env=env)
+                   results_dir=refused, env=env, command=WITHOUT_BUBBLEWRAP)
     assert ran.code == 2 and "--require-isolation: agents run unconfined" in ran.stderr
     assert not refused.exists() or not list(refused.iterdir())
 
@@ -250,12 +252,15 @@ def test_the_plan_hides_each_folder_once_and_shows_the_agent_install(tmp_path: P
     workspace = tmp_path / "ws"
     workspace.mkdir()
     agent = ROOT / ".agents" / "node_modules" / ".bin" / "pi"
-    plan = confine.plan(workspace=workspace, env={"HOME": str(tmp_path)},
+    home = tmp_path / "private-home"
+    home.mkdir()
+    plan = confine.plan(workspace=workspace, home=home, host={"HOME": str(tmp_path)},
                         agent_binary=str(agent), private=[ROOT / "tasks", tmp_path / "gone"])
     assert str(ROOT) in plan.hidden and str(ROOT / "tasks") not in plan.hidden  # inside ROOT
     assert all(not h.startswith(str(tmp_path)) for h in plan.hidden)  # "gone" does not exist
-    assert str(paths.ROOT / ".agents") in plan.read_only or not agent.exists()
-    assert {"/tmp", str(tmp_path), os.path.realpath(workspace)} <= set(plan.writable)
+    assert os.path.realpath(paths.ROOT / ".agents") in plan.read_only or not agent.exists()
+    assert {"/tmp", os.path.realpath(home), os.path.realpath(workspace)} <= set(plan.writable)
+    assert str(tmp_path) in plan.read_only  # the host's home
 
 
 AS_A_USER = r"""
@@ -274,7 +279,7 @@ if support.available:
               f"umount -l {root}; echo umount=$?; touch {root}/planted-{sys.argv[2]}; "
               f"echo write=$?; touch {home}/mine && echo home=ok")
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
-    wrapped = confine.confine(["/bin/sh", "-c", script], workspace=workspace, env=env)
+    wrapped = confine.confine(["/bin/sh", "-c", script], workspace=workspace, home=home)
     done = subprocess.run(wrapped.argv, cwd=workspace, env=env, capture_output=True, text=True)
     out.update(stdout=done.stdout, record=wrapped.record)
 print(json.dumps(out))

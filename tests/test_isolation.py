@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig import isolation
+from benchrig import isolation, trusted
 from benchrig.isolation import Confinement
 
 ROOT_USER = os.geteuid() == 0
@@ -59,9 +59,8 @@ def test_the_uid_block_fits_what_this_root_may_use(uid_map: str, inside: tuple[i
 
 
 def test_detect_says_why_it_is_not_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_which = shutil.which
-    monkeypatch.setattr(isolation.shutil, "which",
-                        lambda name: None if name == "bwrap" else real_which(name))
+    found = trusted.program
+    monkeypatch.setattr(trusted, "program", lambda name: None if name == "bwrap" else found(name))
     monkeypatch.setattr(isolation.os, "geteuid", lambda: 1000)
     conf = isolation.detect.__wrapped__()
     assert conf.level == isolation.DEGRADED

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from pathlib import Path
 
 import pytest
 
 from benchrig import isolation
-from tests.conftest import SOLUTIONS, answer_file, benchrig, fenced
+from tests.conftest import SOLUTIONS, WITHOUT_BUBBLEWRAP, answer_file, benchrig, fenced
 
 GOOD = (SOLUTIONS / "lru-cache.py").read_text()
 FULL = isolation.detect().level == isolation.FULL
@@ -20,23 +19,11 @@ def results(results_dir: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(p.read_text()) for p in sorted(results_dir.glob("*.json"))]
 
 
-def without_bubblewrap(tmp_path: Path) -> dict[str, str]:
-    """A PATH that has setpriv (when installed) but no bwrap: what a machine without it sees."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    for tool in ("setpriv",):
-        found = next((Path(d) / tool for d in os.environ["PATH"].split(":")
-                      if (Path(d) / tool).is_file()), None)
-        if found is not None:
-            (folder / tool).symlink_to(found)
-    return {"PATH": str(folder)}
-
-
 def test_require_isolation_refuses_to_run_degraded(tmp_path: Path, results_dir: Path) -> None:
     answer = answer_file(tmp_path, fenced(GOOD))
     ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(answer),
                    "--require-isolation", results_dir=results_dir,
-                   env=without_bubblewrap(tmp_path))
+                   command=WITHOUT_BUBBLEWRAP)
     assert ran.code == 2, ran.stderr
     assert "--require-isolation" in ran.stderr and "bubblewrap is not installed" in ran.stderr
     assert results(results_dir) == []
@@ -46,7 +33,7 @@ def test_degraded_runs_warn_once_and_say_so_in_every_result(tmp_path: Path,
                                                             results_dir: Path) -> None:
     answer = answer_file(tmp_path, fenced(GOOD))
     ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(answer),
-                   "--runs", "2", results_dir=results_dir, env=without_bubblewrap(tmp_path))
+                   "--runs", "2", results_dir=results_dir, command=WITHOUT_BUBBLEWRAP)
     assert ran.code == 0, ran.stderr
     assert ran.stderr.count("sandbox isolation is degraded") == 1
     found = results(results_dir)

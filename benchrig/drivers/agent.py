@@ -5,15 +5,17 @@ measured."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchrig.drivers.agent_process import Line, Workspace, stream_process
+from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
+from benchrig.drivers.agent_process import Line, Workspace, cli_version, stream_process
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
-from benchrig.drivers.confine import BUBBLEWRAP, confine
+from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine
 from benchrig.errors import DriverError
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
 from benchrig.metrics import TokenSource, measured
@@ -131,13 +133,14 @@ def task_folders(request: DriverRequest) -> tuple[Path, ...]:
     return tuple(p.parent for p in (task.path, task.test_path) if p is not None)
 
 
-def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[str, str],
+def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
           parser: StreamParser, runtime: Mapping[str, Any], effective: Mapping[str, Any],
           load_time_s: float | None = None, use_pty: bool = False) -> DriverOutput:
-    """Run the agent once in a fresh workspace, confined where the machine allows it (see
-    drivers.confine: BenchRig's checkout, the task and the results hidden); its output, or
-    DriverError with what was measured (timeout, crash, or an error the agent reported even
-    with exit code 0)."""
+    """Run the agent once in a fresh workspace with a private home and an allow-listed
+    environment (drivers.agent_env), confined where the machine allows it (drivers.confine:
+    BenchRig's checkout, the task and the results hidden, the host read-only) — its
+    `--version` too; its output, or DriverError with what was measured (timeout, crash, or an
+    error the agent reported even with exit code 0)."""
     events: list[Mapping[str, Any]] = []
     counts = {"stdout": 0, "stderr": 0, "dropped": 0, "unparsed": 0}
     first_line: list[float] = []
@@ -176,10 +179,19 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], env: Mapping[s
             record = data
         keep({"kind": "event", "t_s": stamp, "event": record})
 
-    with Workspace() as workspace:
+    with Workspace() as workspace, private_home(needs) as (home, copied):
         hidden = (*request.hidden_paths, *task_folders(request))
-        confined = confine(argv, workspace=workspace.path, env=env, private=hidden)
-        effective = {**UNCONTROLLED, **effective, "agent_confinement": confined.record}
+        confined = confine(argv, workspace=workspace.path, home=home, private=hidden)
+        asked = confine([argv[0], "--version"], workspace=workspace.path, home=home,
+                        private=hidden)
+        passed = passed_names(request.pass_env, os.environ)
+        env = build(os.environ, needs, passed, home,
+                    [*confined.record["writable"], *SCRATCH, str(workspace.path), str(home)])
+        runtime = {**runtime, "version": cli_version(argv[0], asked.argv, cwd=workspace.path,
+                                                     env=env)}
+        effective = {**UNCONTROLLED, **effective, "agent_confinement": {
+            **confined.record, "home_files": copied}, "agent_env": sorted(env),
+            "agent_pass_env": list(passed)}
         request.progress.phase(f"running {agent}")
         try:
             finished = stream_process(confined.argv, cwd=workspace.path, env=env,

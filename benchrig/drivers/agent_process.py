@@ -48,17 +48,19 @@ def locate(name: str, env_var: str, install_hint: str) -> str:
     return found
 
 
-def cli_version(binary: str, env: Mapping[str, str]) -> str | None:
-    """`binary --version` reduced to its version number; asked once per executable file."""
+def cli_version(binary: str, argv: list[str], *, cwd: Path, env: Mapping[str, str]
+                ) -> str | None:
+    """`binary --version` reduced to its version number; asked once per executable file.
+    `argv` is the command that asks it, confined as the agent's run is (drivers.agent)."""
     try:
         key = (os.path.realpath(binary), os.stat(binary).st_mtime_ns)
     except OSError:
         return None
     if key not in _versions:
         try:
-            done = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                                  timeout=30, env=dict(env), stdin=subprocess.DEVNULL,
-                                  check=False)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                                  env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL,
+                                  check=False, start_new_session=True)
             match = VERSION_PATTERN.search(done.stdout + "\n" + done.stderr)
             _versions[key] = match.group(0) if match else None
         except (OSError, subprocess.SubprocessError):

@@ -65,6 +65,8 @@ class DriverRequest:
     progress: Progress = field(default_factory=SilentProgress)
     # Folders an agent must not see besides BenchRig's own (the run's results folder).
     hidden_paths: tuple[Path, ...] = ()
+    # Host variables the user passes to an agent besides its allow-list (--pass-env).
+    pass_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from benchrig.drivers.agent import (
@@ -15,7 +16,8 @@ from benchrig.drivers.agent import (
     message_text,
     prompt_text,
 )
-from benchrig.drivers.agent_process import cli_version, locate
+from benchrig.drivers.agent_env import Needs, config_dir, host_home
+from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
 
@@ -28,6 +30,11 @@ OUTPUT_FORMATS = {
 STREAM_FLAGS = ["--output-format", "stream-json", "--verbose", "--include-partial-messages"]
 # Unattended: no permission prompts (as root this also needs IS_SANDBOX=1).
 PERMISSION_FLAGS = ["--dangerously-skip-permissions"]
+# What Claude Code reads from the environment to reach its API (the rest: --pass-env).
+VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
+             "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
+             "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+             "ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_OAUTH_TOKEN", "API_TIMEOUT_MS")
 # Limits the agent reached: its work is still checked, the finish reason says which.
 LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
 
@@ -177,12 +184,25 @@ class ClaudeDriver:
         extra = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
         if os.geteuid() == 0:
             extra["IS_SANDBOX"] = "1"  # bypass mode refuses to start as root without it
-        env = {**os.environ, **extra}
-        runtime = {"name": "claude", "version": cli_version(binary, env), "path": binary}
-        effective = {"output_format": output_format,
-                     "agent_flags": flags, "agent_env": extra}
+        runtime = {"name": "claude", "path": binary}
+        effective = {"output_format": output_format, "agent_flags": flags,
+                     "agent_fixed_env": extra}
         parser = ClaudeParser(streaming)
         if not streaming:
             parser.run.engine["ttft_basis"] = "none: --output-format json streams nothing"
         return drive(request, agent="claude", argv=[binary, *flags, prompt_text(request)],
-                     env=env, parser=parser, runtime=runtime, effective=effective)
+                     needs=needs(os.environ, extra), parser=parser, runtime=runtime,
+                     effective=effective)
+
+
+def needs(host: Mapping[str, str], fixed: Mapping[str, str]) -> Needs:
+    """Claude Code's keys, endpoint and model variables, and copies of its login
+    (~/.claude/.credentials.json), settings and account state (~/.claude.json); with
+    CLAUDE_CONFIG_DIR set, both files are read from that folder."""
+    folder = config_dir(host, "CLAUDE_CONFIG_DIR", ".claude")
+    state = folder / ".claude.json" if host.get("CLAUDE_CONFIG_DIR") else (
+        host_home(host) / ".claude.json")
+    return Needs(variables=VARIABLES, fixed=fixed, files=(
+        (folder / ".credentials.json", ".claude/.credentials.json"),
+        (folder / "settings.json", ".claude/settings.json"),
+        (state, ".claude.json")))

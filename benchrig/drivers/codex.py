@@ -4,10 +4,12 @@ token deltas, so TTFT is the first completed item (and the result says so)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
-from benchrig.drivers.agent_process import cli_version, locate
+from benchrig.drivers.agent_env import Needs, config_dir
+from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
 
@@ -15,6 +17,8 @@ INSTALL_HINT = "npm install -g @openai/codex"
 # exec never asks for approval; the sandbox lets it write only inside the workspace.
 FLAGS = ["exec", "--json", "--skip-git-repo-check", "--ephemeral", "--sandbox",
          "workspace-write"]
+VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT",
+             "CODEX_API_KEY")
 TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search")
 TTFT_BASIS = "first completed item: codex exec --json streams no token deltas"
 
@@ -99,8 +103,16 @@ class CodexDriver:
         flags = [*FLAGS, "-m", request.model]
         if request.provider:  # a model_provider id from the user's ~/.codex/config.toml
             flags += ["-c", f"model_provider={request.provider}"]
-        env = dict(os.environ)
-        runtime = {"name": "codex", "version": cli_version(binary, env), "path": binary}
+        runtime = {"name": "codex", "path": binary}
         effective = {"agent_flags": flags}
         return drive(request, agent="codex", argv=[binary, *flags, prompt_text(request)],
-                     env=env, parser=CodexParser(), runtime=runtime, effective=effective)
+                     needs=needs(os.environ), parser=CodexParser(), runtime=runtime,
+                     effective=effective)
+
+
+def needs(host: Mapping[str, str]) -> Needs:
+    """OpenAI's key and endpoint, and copies of codex's login and config ($CODEX_HOME, else
+    ~/.codex). A provider from config.toml that reads another variable needs --pass-env."""
+    folder = config_dir(host, "CODEX_HOME", ".codex")
+    return Needs(variables=VARIABLES, files=(
+        (folder / "auth.json", ".codex/auth.json"), (folder / "config.toml", ".codex/config.toml")))

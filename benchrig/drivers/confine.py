@@ -2,9 +2,11 @@
 
 The agent runs as the host user (a real provider needs the user's credentials) in a mount
 namespace of its own, with a user namespace, a pid namespace and no capabilities. It sees the
-system read-only, its workspace, its home and the temporary folders writable, and in place of
-every BenchRig checkout (sources, tasks with their hidden tests, .git, results) an empty
-read-only tmpfs, except the agent's own install (`.agents/`) bound read-only. The network is
+system read-only, its workspace, its private home and the temporary folders writable, and in
+place of every BenchRig checkout (sources, tasks with their hidden tests, .git, results) an empty
+read-only tmpfs, except the agent's own install (`.agents/`) bound read-only. The host's home
+is read-only (its agent settings and key folders hidden); the agent writes to a private home
+(drivers.agent_env). bubblewrap comes from the system folders (benchrig.trusted). The network is
 the host's: agents talk to their APIs, and to the embedded server on loopback. Without a
 working bubblewrap the agent runs as before, unconfined, and the result says why.
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -21,12 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchrig import paths
+from benchrig import paths, trusted
 
 BUBBLEWRAP, NONE = "bubblewrap", "none"
-# Folders outside the home an agent may keep its configuration in (when they exist).
-CONFIG_VARS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "XDG_CONFIG_HOME",
-               "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+# Where agents keep settings and keys on the host: hidden (the agent gets copies of what its
+# provider needs in its private home), with the home's usual key folders.
+CONFIG_VARS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR")
+HOME_SECRETS = (".claude", ".codex", ".pi", ".ssh", ".gnupg", ".aws", ".config/gh")
+XDG_VARS = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 SCRATCH = ("/tmp", "/var/tmp")
 TRIAL_TIMEOUT_S = 30
 
@@ -124,10 +127,20 @@ def benchrig_paths(extra: Iterable[Path] = ()) -> list[str]:
     return [_real(p) for p in found if os.path.isdir(p) and _real(p) != "/"]
 
 
-def plan(*, workspace: Path, env: Mapping[str, str], agent_binary: str,
-         private: Iterable[Path] = ()) -> Plan:
-    """Hide BenchRig from an agent working in `workspace` with environment `env`."""
-    hidden = sorted(set(benchrig_paths(private)))
+def _home_secrets(host: Mapping[str, str]) -> list[str]:
+    """Folders of the host's home an agent has no use for (it gets copies of what it needs)."""
+    home = Path(host.get("HOME") or os.path.expanduser("~"))
+    found = [home / name for name in HOME_SECRETS]
+    found += [Path(host[name]) for name in CONFIG_VARS if host.get(name)]
+    return [_real(p) for p in found if p.is_dir() and _real(p) != "/"]
+
+
+def plan(*, workspace: Path, home: Path, agent_binary: str, private: Iterable[Path] = (),
+         host: Mapping[str, str] | None = None) -> Plan:
+    """Hide BenchRig from an agent working in `workspace` with the private `home`; the host's
+    home (and every other folder) read-only, its agent settings and keys hidden."""
+    host = os.environ if host is None else host
+    hidden = sorted(set(benchrig_paths(private)) | set(_home_secrets(host)))
     # Only the outermost hidden folders get a tmpfs: anything inside one is hidden with it.
     hidden = [p for p in hidden if not any(q != p and _inside(p, q) for q in hidden)]
     read_only = []
@@ -135,11 +148,13 @@ def plan(*, workspace: Path, env: Mapping[str, str], agent_binary: str,
     if any(_inside(binary, h) for h in hidden):  # its install, never the rest of the checkout
         agents = _real(paths.ROOT / ".agents")
         read_only.append(agents if _inside(binary, agents) else os.path.dirname(binary))
-    homes = [env.get("HOME", ""), *(env.get(name, "") for name in CONFIG_VARS)]
-    writable = [_real(p) for p in (*SCRATCH, *homes) if p and os.path.isdir(p)]
-    writable = [p for p in writable if p != "/"] + [_real(workspace)]
-    return Plan(tuple(hidden), tuple(sorted(set(read_only))),
-                tuple(sorted(set(writable) - set(hidden))))
+    # "/" is shown read-only; the host's home is named too, for when it lies in /tmp.
+    homes = [host.get("HOME", ""), *(host.get(name, "") for name in XDG_VARS)]
+    read_only += [_real(p) for p in homes if p and os.path.isdir(p) and _real(p) != "/"]
+    writable = [_real(p) for p in SCRATCH if os.path.isdir(p)]
+    writable += [_real(workspace), _real(home)]
+    shown = set(read_only) - set(hidden) - set(writable)
+    return Plan(tuple(hidden), tuple(sorted(shown)), tuple(sorted(set(writable) - set(hidden))))
 
 
 def _trial(bwrap: str) -> str | None:
@@ -174,9 +189,10 @@ def _try(bwrap: str) -> str | None:
 @functools.cache
 def detect() -> Support:
     """Whether bubblewrap can confine an agent here (tried for real once per process)."""
-    bwrap = shutil.which("bwrap")
+    bwrap = trusted.program("bwrap")
     if bwrap is None:
-        return Support(None, "bubblewrap is not installed (apt install bubblewrap)")
+        return Support(None, "bubblewrap is not installed in the system folders "
+                             f"({', '.join(trusted.SYSTEM_FOLDERS)}; apt install bubblewrap)")
     why = _trial(bwrap)
     return Support(bwrap, f"bubblewrap cannot confine an agent here: {why}" if why else None)
 
@@ -189,17 +205,22 @@ def warning(support: Support) -> str | None:
             "change BenchRig's files (see docs/security.md)")
 
 
-def confine(argv: list[str], *, workspace: Path, env: Mapping[str, str],
-            private: Iterable[Path] = (), support: Support | None = None) -> Confined:
+def confine(argv: list[str], *, workspace: Path, home: Path, private: Iterable[Path] = (),
+            support: Support | None = None) -> Confined:
     """`argv` wrapped in bubblewrap where it works, else as it is; with the record of which."""
     support = support or detect()
     if not support.available:
-        return Confined(argv, {"method": NONE, "reason": support.reason, "hidden": [],
-                               "read_only": [], "writable": []})
+        return Confined(argv, {"method": NONE, "reason": support.reason, "bwrap": None,
+                               "hidden": [], "read_only": [], "writable": []})
     assert support.bwrap is not None
-    chosen = plan(workspace=workspace, env=env, agent_binary=argv[0], private=private)
+    chosen = plan(workspace=workspace, home=home, agent_binary=argv[0], private=private)
+    if any(_inside(os.path.abspath(argv[0]), h) for h in chosen.hidden):
+        # reached through a link in a hidden folder (a worktree's .agents): run the file itself
+        argv = [_real(argv[0]), *argv[1:]]
     return Confined(chosen.argv(support.bwrap, _real(workspace), argv), {
-        "method": BUBBLEWRAP, "reason": None, "hidden": list(chosen.hidden),
-        "read_only": list(chosen.read_only), "writable": list(chosen.writable),
-        "system": "read-only", "namespaces": ["user", "pid", "mount"],
-        "capabilities": "none", "network": "shared with the host"})
+        "method": BUBBLEWRAP, "reason": None, "bwrap": support.bwrap,
+        "hidden": list(chosen.hidden), "read_only": list(chosen.read_only),
+        "writable": list(chosen.writable), "system": "read-only",
+        "home": "private, thrown away after the attempt; the host's home read-only",
+        "namespaces": ["user", "pid", "mount"], "capabilities": "none",
+        "network": "shared with the host"})

@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,8 @@ from benchrig.drivers.agent import (
     message_text,
     prompt_text,
 )
-from benchrig.drivers.agent_process import cli_version, locate
+from benchrig.drivers.agent_env import Needs, config_dir
+from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import UsageError
 
@@ -40,6 +41,25 @@ DELTAS = {"text_delta": "answer", "toolcall_start": "answer", "toolcall_delta": 
           "thinking_delta": "thinking"}
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# The variables each pi provider reads (pi-ai's env-api-keys); a provider not listed gets
+# none of them (pass its own with --pass-env), no provider (pi's default) gets them all.
+PROVIDER_VARIABLES = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_OAUTH_TOKEN"),
+    "openai": ("OPENAI_API_KEY",),
+    "google": ("GEMINI_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "cerebras": ("CEREBRAS_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "zai": ("ZAI_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "github-copilot": ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
+    "ollama": ("OLLAMA_BASE_URL",),
+    "llamacpp": ("LLAMA_BASE_URL",),
+}
+# pi's own files: its logins, custom providers and settings (~/.pi/agent, or
+# PI_CODING_AGENT_DIR)
+AGENT_FILES = ("auth.json", "models.json", "settings.json")
 
 
 class PiParser(StreamParser):
@@ -200,6 +220,17 @@ def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
         shutil.rmtree(home, ignore_errors=True)
 
 
+def needs(host: Mapping[str, str], provider: str | None) -> Needs:
+    """The provider's variables and copies of pi's files, in the private home's ~/.pi/agent."""
+    if provider is None:
+        names = tuple(sorted({n for names in PROVIDER_VARIABLES.values() for n in names}))
+    else:
+        names = PROVIDER_VARIABLES.get(provider, ())
+    folder = config_dir(host, "PI_CODING_AGENT_DIR", ".pi/agent")
+    return Needs(variables=names, files=tuple(
+        (folder / name, f".pi/agent/{name}") for name in AGENT_FILES))
+
+
 class PiDriver:
     name = "pi"
     kind = "agent"
@@ -222,21 +253,20 @@ class PiDriver:
 
     def _drive(self, request: DriverRequest, binary: str, local: LocalAgent | None
                ) -> DriverOutput:
-        env = dict(os.environ)
-        if local is not None:
-            home = str(local.home)
-            env.update({"HOME": home, "PI_CODING_AGENT_DIR": str(local.home / ".pi" / "agent"),
-                        "PI_OFFLINE": "1", "XDG_CONFIG_HOME": f"{home}/.config",
-                        "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local"})
+        if local is None:
+            pi_needs = needs(os.environ, request.provider)
+        else:  # the private home local_agent made: nothing of the user's is copied
+            fixed = {"PI_CODING_AGENT_DIR": str(local.home / ".pi" / "agent"),
+                     "PI_OFFLINE": "1"}
             # pi's fetch honours http(s)_proxy; the embedded server is on loopback
             for name in ("no_proxy", "NO_PROXY"):
-                env[name] = ",".join(filter(None, [env.get(name), *LOOPBACK_HOSTS]))
+                fixed[name] = ",".join(filter(None, [os.environ.get(name), *LOOPBACK_HOSTS]))
+            pi_needs = Needs(fixed=fixed, home=local.home)
         flags = list(FLAGS)
         if request.provider:
             flags += ["--provider", request.provider]
         flags += ["--model", local.model_id if local else request.model]
-        runtime: dict[str, Any] = {"name": "pi", "version": cli_version(binary, env),
-                                   "package": PACKAGE, "path": binary}
+        runtime: dict[str, Any] = {"name": "pi", "package": PACKAGE, "path": binary}
         effective: dict[str, Any] = {"agent_flags": flags}
         if local is not None:
             runtime["server"] = {"name": local.server_settings["server"],
@@ -246,7 +276,8 @@ class PiDriver:
                               "threads": local.server_settings["threads"],
                               "server": local.server_settings, "compaction": False,
                               "agent_home": "private temporary folder"})
-        return drive(request, agent="pi", argv=[binary, *flags, prompt_text(request)], env=env,
+        return drive(request, agent="pi", argv=[binary, *flags, prompt_text(request)],
+                     needs=pi_needs,
                      parser=PiParser(local is not None), runtime=runtime, effective=effective,
                      load_time_s=local.load_time_s if local else None)
 

@@ -2,9 +2,9 @@
 
 Lines are printed verbatim, one at a time, flushed. Lines with a `_fixture` key are
 directives instead: sleep, write a file into the working folder, print to stderr, exit,
-probe what it can reach (FAKE_AGENT_PROBE: see `_probe`), leave a daemon behind, die by
-SIGKILL, or hang (with a child process in the same group, to prove the whole group is
-killed).
+probe what it can reach (FAKE_AGENT_PROBE: see `_probe`; $VARS in its paths expanded),
+leave a daemon behind, die by SIGKILL, or hang (with a child process in the same group, to
+prove the whole group is killed).
 FAKE_AGENT_SCENARIO names the scenario; FAKE_AGENT_LOG, if set, receives the argv, the
 working folder, a few environment variables and the pids. A `write` that copies a file takes
 it from FAKE_AGENT_FILES (default: the checkout, which a confined agent cannot see).
@@ -64,7 +64,8 @@ def _probe(plan: dict[str, list[str]]) -> dict[str, dict[str, object]]:
     write, read and list the paths FAKE_AGENT_PROBE names, in that order; each outcome is
     `ok`, what was read or listed, or the error."""
     found: dict[str, dict[str, object]] = {"umount": {}, "umount_in_userns": {}, "write": {},
-                                           "read": {}, "list": {}}
+                                           "rewrite": {}, "read": {}, "list": {}}
+    plan = {kind: [os.path.expandvars(p) for p in paths] for kind, paths in plan.items()}
     libc = ctypes.CDLL(None, use_errno=True)
     for path in plan.get("umount", []):
         failed = libc.umount2(path.encode(), 2)  # MNT_DETACH
@@ -78,6 +79,13 @@ def _probe(plan: dict[str, list[str]]) -> dict[str, dict[str, object]]:
             found["write"][path] = "ok"
         except OSError as exc:
             found["write"][path] = _failure(exc)
+    for path in plan.get("rewrite", []):  # replace a file that exists (e.g. a program)
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write("#!/bin/sh\necho rewritten by a hostile agent\n")
+            found["rewrite"][path] = "ok"
+        except OSError as exc:
+            found["rewrite"][path] = _failure(exc)
     for path in plan.get("read", []):
         try:
             found["read"][path] = Path(path).read_text(encoding="utf-8", errors="replace")[:200]
@@ -127,11 +135,15 @@ def _directive(step: dict[str, object]) -> None:
 def main(version: str, check_args: Callable[[list[str]], str | None]) -> None:
     args = sys.argv[1:]
     if args == ["--version"]:
+        # what a CLI asked only for its version can see: where it runs, the checkout, names
+        _log({"version_run": {"cwd": os.getcwd(), "env": sorted(os.environ),
+                              "sees_checkout": (ROOT / "pyproject.toml").exists()}})
         print(version)
         return
     began = time.perf_counter()
     _log({"argv": args, "cwd": os.getcwd(), "pid": os.getpid(),
-          "env": {name: os.environ.get(name) for name in LOGGED_ENV}})
+          "env": {name: os.environ.get(name) for name in LOGGED_ENV},
+          "env_names": sorted(os.environ)})
     problem = check_args(args)
     if problem:  # as the real CLI would refuse
         print(f"error: {problem}", file=sys.stderr)
