@@ -218,12 +218,12 @@ def parse_reply(raw: bytes) -> Any:
     """The JSON value of one reply frame, refused as ProtocolViolation before it is built
     if it is not ASCII (what the child writes) or would build over MAX_REPLY_VALUES."""
     if not raw.isascii():  # also keeps json.loads from guessing UTF-16 or UTF-32
-        raise ProtocolViolation("malformed reply: not ASCII JSON")
+        raise ProtocolViolation("malformed reply: not ASCII JSON (refused unparsed)")
     text = raw.decode("ascii")
     values = reply_values(text)
     if values > MAX_REPLY_VALUES:
-        raise ProtocolViolation(f"reply too large: over {MAX_REPLY_VALUES} JSON values "
-                                f"in {len(raw)} bytes")
+        raise ProtocolViolation(f"the candidate's reply is too large: over {MAX_REPLY_VALUES:,}"
+                                f" JSON values in {len(raw):,} bytes (refused unparsed)")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
