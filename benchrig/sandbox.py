@@ -187,27 +187,28 @@ class Output:
         return self.kept.decode("utf-8", errors="replace") + note
 
 
-_SEPARATORS = "[{,:"
 _WINDOW = 1 << 16
 
 
-def _separators(text: str) -> int:
-    return sum(text.count(mark) for mark in _SEPARATORS)
+def _separators(data: bytes) -> int:
+    return len(data) - len(data.translate(None, b"[{,:"))  # one pass: 4 counts take 3x longer
 
 
-def reply_values(text: str, limit: int = MAX_REPLY_VALUES) -> int:
-    """An upper bound on the values and keys json.loads would build from ASCII JSON `text`
+def reply_values(raw: bytes, limit: int = MAX_REPLY_VALUES) -> int:
+    """An upper bound on the values and keys json.loads would build from ASCII JSON `raw`
     (each follows a `[ { , :` or is the first): one plus those outside strings. Counted at
     C speed in bounded memory; stops early once past `limit`."""
-    found = _separators(text)
-    if found < limit:  # the usual reply: no need to tell strings apart
+    if len(raw) < limit:  # the usual reply: too short to hold `limit` separators
+        return len(raw) + 1
+    found = _separators(raw)
+    if found < limit:  # no need to tell strings apart
         return found + 1
     # Without escape pairs (`\\\\`, then `\\"`) every `"` opens or closes a string.
-    plain = text.replace("\\\\", "").replace('\\"', "")
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     found, inside = 0, 0
     for start in range(0, len(plain), _WINDOW):
-        parts = plain[start:start + _WINDOW].split('"')
-        found += _separators("".join(parts[inside::2]))
+        parts = plain[start:start + _WINDOW].split(b'"')
+        found += _separators(b"".join(parts[inside::2]))
         inside ^= (len(parts) - 1) & 1
         if found >= limit:
             break
@@ -217,15 +218,13 @@ def reply_values(text: str, limit: int = MAX_REPLY_VALUES) -> int:
 def parse_reply(raw: bytes) -> Any:
     """The JSON value of one reply frame, refused as ProtocolViolation before it is built
     if it is not ASCII (what the child writes) or would build over MAX_REPLY_VALUES."""
-    if not raw.isascii():  # also keeps json.loads from guessing UTF-16 or UTF-32
+    if not raw.isascii():
         raise ProtocolViolation("malformed reply: not ASCII JSON (refused unparsed)")
-    text = raw.decode("ascii")
-    values = reply_values(text)
-    if values > MAX_REPLY_VALUES:
+    if reply_values(raw) > MAX_REPLY_VALUES:
         raise ProtocolViolation(f"the candidate's reply is too large: over {MAX_REPLY_VALUES:,}"
                                 f" JSON values in {len(raw):,} bytes (refused unparsed)")
-    try:
-        return json.loads(text)
+    try:  # as text: json.loads would read bytes with NULs in them as UTF-16 or UTF-32
+        return json.loads(raw.decode("ascii"))
     except (ValueError, RecursionError) as exc:
         raise ProtocolViolation(f"malformed reply: {exc}") from None
 

@@ -80,11 +80,13 @@ def test_the_cap_is_exact() -> None:
         parse_reply(reply([b"7"] * (MAX_REPLY_VALUES - ENVELOPE_VALUES + 1)))
 
 
-def test_a_reply_json_would_read_as_utf16_is_refused() -> None:
-    # json.loads(bytes) guesses UTF-16/32: a frame the value count cannot read as it would.
-    raw = '{"ok": true, "id": 1, "value": 5}'.encode("utf-16")
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32-be"])
+def test_a_reply_json_would_read_as_utf16_or_32_is_refused(encoding: str) -> None:
+    # json.loads(bytes) guesses UTF-16/32 (from a BOM, or from NUL bytes, which are ASCII):
+    # a frame the value count would not read as json.loads does.
+    raw = '{"ok": true, "id": 1, "value": 5}'.encode(encoding)
     assert json.loads(raw)["value"] == 5
-    with pytest.raises(ProtocolViolation, match="not ASCII"):
+    with pytest.raises(ProtocolViolation, match=r"not ASCII|malformed reply"):
         parse_reply(raw)
 
 
