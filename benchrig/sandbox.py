@@ -29,6 +29,10 @@ from benchrig.errors import SandboxError
 from benchrig.isolation import Confinement
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
+# Parsing JSON costs the judge ~80 bytes and a few hundred ns per value, whatever the byte
+# count: 16 MiB of `[],` is 5.6 million lists (~800 MB, seconds of CPU). A reply may
+# build at most this many values and keys (see reply_values): ~10x the byte cap at worst.
+MAX_REPLY_VALUES = 1_000_000
 OUTPUT_CAP_BYTES = 64 * 1024
 STARTUP_TIMEOUT_S = 30.0  # the sandbox's own start-up, before any candidate code runs
 MB = 1024 * 1024
@@ -183,6 +187,48 @@ class Output:
         return self.kept.decode("utf-8", errors="replace") + note
 
 
+_WINDOW = 1 << 16
+
+
+def _separators(data: bytes) -> int:
+    return len(data) - len(data.translate(None, b"[{,:"))  # one pass: 4 counts take 3x longer
+
+
+def reply_values(raw: bytes, limit: int = MAX_REPLY_VALUES) -> int:
+    """An upper bound on the values and keys json.loads would build from ASCII JSON `raw`
+    (each follows a `[ { , :` or is the first): one plus those outside strings. Counted at
+    C speed in bounded memory; stops early once past `limit`."""
+    if len(raw) < limit:  # the usual reply: too short to hold `limit` separators
+        return len(raw) + 1
+    found = _separators(raw)
+    if found < limit:  # no need to tell strings apart
+        return found + 1
+    # Without escape pairs (`\\\\`, then `\\"`) every `"` opens or closes a string.
+    plain = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    found, inside = 0, 0
+    for start in range(0, len(plain), _WINDOW):
+        parts = plain[start:start + _WINDOW].split(b'"')
+        found += _separators(b"".join(parts[inside::2]))
+        inside ^= (len(parts) - 1) & 1
+        if found >= limit:
+            break
+    return found + 1
+
+
+def parse_reply(raw: bytes) -> Any:
+    """The JSON value of one reply frame, refused as ProtocolViolation before it is built
+    if it is not ASCII (what the child writes) or would build over MAX_REPLY_VALUES."""
+    if not raw.isascii():
+        raise ProtocolViolation("malformed reply: not ASCII JSON (refused unparsed)")
+    if reply_values(raw) > MAX_REPLY_VALUES:
+        raise ProtocolViolation(f"the candidate's reply is too large: over {MAX_REPLY_VALUES:,}"
+                                f" JSON values in {len(raw):,} bytes (refused unparsed)")
+    try:  # as text: json.loads would read bytes with NULs in them as UTF-16 or UTF-32
+        return json.loads(raw.decode("ascii"))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolViolation(f"malformed reply: {exc}") from None
+
+
 class CandidateProcess:
     """One live candidate process and the pipe pair that carries calls to it."""
 
@@ -262,10 +308,9 @@ class CandidateProcess:
         size = int.from_bytes(self._read(4, deadline), "big")
         if size > MAX_REPLY_BYTES:
             raise ProtocolViolation(f"reply of {size} bytes exceeds the {MAX_REPLY_BYTES} cap")
-        try:
-            reply = json.loads(self._read(size, deadline))
-        except (ValueError, RecursionError) as exc:
-            raise ProtocolViolation(f"malformed reply: {exc}") from None
+        reply = parse_reply(self._read(size, deadline))
+        if time.monotonic() > deadline:  # parsing is the check's time too, as a hang is
+            raise CandidateTimeout("timed out (while parsing the candidate's reply)")
         if type(reply) is dict and set(reply) == {"exit"} and type(reply["exit"]) is int:
             raise CandidateDied(exit_message(reply["exit"]))  # the keeper saw it end
         if type(reply) is not dict or reply.get("id") != self._next_id:

@@ -27,6 +27,7 @@ class Attack:
     evidence: str | None = None  # what stdout must show (a limit really bit)
     degraded_gives_up: str | None = None
     unsafe_for_shared_uid: bool = False  # would hit the host user's own processes or files
+    judge_bounded: bool = False  # each check must end by its deadline, the host's memory bounded
 
 
 # A daemon: double fork with a new session, so only a sweep by uid or namespace finds it.
@@ -436,4 +437,20 @@ Huge = type("B" * 1_000_000, (ValueError,), {})
 def add(a, b):
     raise Huge("x" * 1_000_000)
 """, "fail", (False, False, True, False)),
+    # --- make the judge pay: a reply that is cheap to send and costly to build ----------
+    # 16 MiB of `[],` on the reply pipe, answering the very request (its id is on the
+    # stack): ~5.6 million lists for the host to build, seconds of CPU and ~800 MB.
+    Attack("reply-amplification", "allocate without bound", """
+import os, sys
+def add(a, b):
+    frame = sys._getframe(1)
+    while "request" not in frame.f_locals:
+        frame = frame.f_back
+    head = b'{"ok": true, "id": %d, "value": [' % frame.f_locals["request"]["id"]
+    body = head + b"[]," * ((16 << 20) // 3 - 20) + b"[]]}"
+    view = memoryview(len(body).to_bytes(4, "big") + body)
+    while view:
+        view = view[os.write(int(sys.argv[3]), view):]
+    return a + b
+""", "fail", (False,) * 4, judge_bounded=True),
 ]

@@ -14,12 +14,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import resource
 import secrets
 import shutil
 import socket
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +40,8 @@ ROOT_USER = os.geteuid() == 0
 LIMITS = Limits(cpu_s=1, address_space_mb=512, file_size_mb=2, open_files=32, processes=24,
                 scratch_mb=4)
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+SANDBOX_START_ALLOWANCE_S = 2.0  # a restarted sandbox's start-up is not the check's time
+JUDGE_MEMORY_MIB = 200  # ~12x the 16 MiB reply cap; the unbounded judge grew by ~800
 
 TASK = """---
 id: battery-add
@@ -246,7 +250,9 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
     before = canaries.snapshot()
     shared = shared_folders()
     seen = len(canaries.connections)
+    peak_kib, cpu_s = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time()
     report = run_tests(task, fill(attack.code, canaries, token), LIMITS, confinement=confinement)
+    cpu_s = time.process_time() - cpu_s
 
     # The verdict a correct runner must give.
     assert report.isolation == name
@@ -263,6 +269,14 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
         message.encode("utf-8")  # a lone surrogate here would make the result write fail
         assert len(message) < 10_000, "a message the candidate blew up"
     assert report.sandbox["cleanup"] == "verified"
+    if attack.judge_bounded:  # the judge's own cost, measured on the host
+        late = [d for d in report.details
+                if d.duration_s > task.check_timeout_s + SANDBOX_START_ALLOWANCE_S]
+        assert late == [], "a check outlived its deadline"
+        assert all("too large" in d.message for d in report.details), report.details
+        assert cpu_s < task.check_timeout_s, f"the judge spent {cpu_s:.1f} s of CPU"
+        grew_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_kib) / 1024
+        assert grew_mib < JUDGE_MEMORY_MIB, f"the judge's peak memory grew by {grew_mib:.0f} MiB"
 
     # The host, checked from outside.
     uids = [u for u in report.sandbox["uids"] if u is not None]

@@ -77,7 +77,7 @@ class CandidateRunner:
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
         self.deadline = time.monotonic()
-        self.session = Session(self.send, self.ensure_started)
+        self.session = Session(self.send, self.ensure_started, self.left)
         self.outputs: list[tuple[str, str]] = []
         self.cleanup_problems: list[str] = []
         self.leftovers: list[str] = []

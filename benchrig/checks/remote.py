@@ -9,6 +9,7 @@ object never enters this process, so its `__eq__`, `__bool__` or `__hash__` cann
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -79,9 +80,11 @@ def _raise_from(error: dict[str, Any]) -> None:
 class Session:
     """The channel the stand-ins share; `generation` changes when the child is restarted."""
 
-    def __init__(self, transport: Transport, start: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, transport: Transport, start: Callable[[], None] = lambda: None,
+                 left: Callable[[], float] = lambda: math.inf) -> None:
         self.transport = transport
         self.start = start  # makes sure a candidate process is up (and `kinds` known)
+        self.left = left  # seconds left to the current check's deadline
         self.generation = 0
         # The candidate module's callables as its import reported them: the stand-ins a
         # test imports need no round trip. Untrusted like any reply; a wrong kind fails.
@@ -116,9 +119,12 @@ class Session:
         if "value" not in reply:
             raise self._incident("reply carries no value")
         try:
-            return decode(reply["value"])
+            value = decode(reply["value"])
         except BoundaryError as exc:
             raise self._incident(str(exc)) from None
+        if self.left() <= 0:  # decoding is the check's time too, as a hang is
+            raise self._incident("timed out (while decoding the candidate's reply)")
+        return value
 
     def args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         def handle_of(obj: Any) -> int | None:
