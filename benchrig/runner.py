@@ -16,7 +16,7 @@ from benchrig.checks.judge import Verdict, judge, load_checkers
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
-from benchrig.errors import DriverError
+from benchrig.errors import ERROR_KINDS, DriverError
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
@@ -112,8 +112,9 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         assert verdict is not None
         outcome, notes = verdict.result, verdict.notes
     details = verdict.details if verdict else ()
-    if error is not None and task.check_type == "tests":
-        # every assertion counts, so an attempt that errs never lifts the assertion rate
+    if error is not None and task.check_type == "tests" and ERROR_KINDS[error.kind]:
+        # the model's own error (a timeout) fails every assertion, so it never lifts the
+        # assertion rate; an infrastructure error is outside the rate, its checks empty
         details = failed_details(task.test_names,
                                  f"not checked: the attempt ended in {error.kind} error")
     result: dict[str, Any] = {

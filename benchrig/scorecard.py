@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known
 from benchrig.suites import COMPOSITE, SUITES
 
@@ -50,7 +51,7 @@ class SuiteCard:
     runs: int
     passed: int
     scored: int
-    errors: int
+    errors: int  # errors not of the model's doing: shown beside the rate, not in it
     checks_passed: int
     checks_total: int
     truncated: int
@@ -70,7 +71,8 @@ class SuiteCard:
 
     @property
     def rate(self) -> float | None:
-        """Task level: passed ÷ scored attempts (an error counts as not passed)."""
+        """Task level: passed ÷ attempts that reached a verdict (a timeout counts as not
+        passed; other errors are in `errors`, never in the rate)."""
         return self.passed / self.scored if self.scored else None
 
     @property
@@ -136,7 +138,8 @@ def _span(runs: list[list[Result]], figure: Callable[[list[Result]], float | Non
 
 
 def _scored(results: list[Result]) -> list[Result]:
-    return [r for r in results if r["result"] in ("pass", "fail", "error")]
+    """The attempts a rate is over: verdicts and the model's own errors (errors.py)."""
+    return [r for r in results if counts_against_model(r)]
 
 
 def _rate(results: list[Result]) -> float | None:
@@ -192,7 +195,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         runs=len(runs),
         passed=sum(r["result"] == "pass" for r in scored),
         scored=len(scored),
-        errors=sum(r["result"] == "error" for r in results),
+        errors=sum(r["result"] == "error" and not counts_against_model(r) for r in results),
         checks_passed=sum(r["checks"]["passed"] for r in scored),
         checks_total=sum(r["checks"]["total"] for r in scored),
         truncated=sum(bool(r["truncated"]) for r in results),
