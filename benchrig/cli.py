@@ -61,8 +61,15 @@ def run(
     from benchrig.config import load_config
     from benchrig.drivers import get_driver
     from benchrig.report import render_text
+    from benchrig.result import check_results_dir
     from benchrig.runner import Overrides, matrix, run_attempt, settings_for
+    from benchrig.suites import SUITES
 
+    for name in suite or []:
+        if name not in SUITES:
+            raise UsageError(f"{name} is not a suite; suites: {', '.join(SUITES)}")
+    out_dir = results_dir or paths.results_dir()
+    check_results_dir(out_dir)
     chosen = _load(tasks or [], suite or [])
     if not chosen:
         raise BenchRigError("no task matches the selection")
@@ -78,7 +85,6 @@ def run(
         engine.preflight(name, provider)
     overrides = Overrides(temperature, max_tokens, context_size, threads, think)
     settings_file = load_config(config)
-    out_dir = results_dir or paths.results_dir()
     plan = list(matrix(chosen, models, runs))
     results = []
     with RunProgress(len(plan)) as bar:
