@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from benchrig import paths
 from benchrig.errors import BenchRigError, TaskError, UsageError
 from benchrig.ui import RunProgress, error, info, warn
+
+if TYPE_CHECKING:
+    from benchrig.spec import TaskSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
@@ -56,6 +59,9 @@ def run(
         help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
              "under a dedicated uid) and an agent can be confined (see docs/security.md).")
                            ] = False,
+    retry_errors: Annotated[bool, typer.Option("--retry-errors",
+        help="Run again only the attempts of this selection (tasks, models, driver, "
+             "provider) whose latest result in the results folder is an error.")] = False,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -86,13 +92,22 @@ def run(
     overrides = Overrides(temperature, max_tokens, context_size, threads, think)
     settings_file = load_config(config)
     plan = list(matrix(chosen, models, runs))
+    if retry_errors:
+        plan = _errored(chosen, models, driver, provider, out_dir)
+        if not plan:
+            info(f"nothing to retry: no attempt of this selection in {out_dir} ends in an "
+                 "error")
+            return
+        info(f"retrying {len(plan)} attempt{'s' if len(plan) != 1 else ''} whose latest "
+             f"result is an error")
     results = []
     with RunProgress(len(plan)) as bar:
-        for index, (task, name, _) in enumerate(plan, 1):
+        for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             settings = settings_for(task, overrides, model=name, config=settings_file)
             attempt = run_attempt(task, name, engine, provider, settings, out_dir,
-                                  agent=driver, progress=bar.attempt(label))
+                                  agent=driver, progress=bar.attempt(label),
+                                  run_index=run_index)
             bar.advance()
             r = attempt.result
             checked = r["checks"]["total"] and r["result"] != "error"
@@ -105,6 +120,17 @@ def run(
     typer.echo(render_text(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
+
+
+def _errored(chosen: list[TaskSpec], models: list[str], driver: str, provider: str | None,
+             out_dir: Path) -> list[tuple[TaskSpec, str, int]]:
+    """(task, model, run index) of each attempt whose latest result in `out_dir` is an error."""
+    from benchrig.attempts import errored
+    from benchrig.result import load_results
+
+    by_id = {task.id: task for task in chosen}
+    keys = errored(load_results([out_dir]).results, set(by_id), set(models), driver, provider)
+    return [(by_id[task], model, run) for task, model, run in keys]
 
 
 def _require(note: str | None, required: bool) -> None:

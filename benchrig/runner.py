@@ -181,9 +181,9 @@ def _as_run(settings: Settings, output: DriverOutput) -> Settings:
 
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
-                progress: Progress | None = None) -> Attempt:
+                progress: Progress | None = None, run_index: int | None = None) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
-    exception."""
+    exception. `run_index` (which of the runs this is) identifies the attempt to retry."""
     load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
@@ -215,6 +215,8 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     path = result_path(results_dir, result)
     sidecar = path.with_suffix(".transcript.jsonl")
     result["transcript_file"] = sidecar.name
+    if run_index is not None:
+        result["run_index"] = run_index
     validate(result)  # before anything is written: an invalid result leaves no sidecar either
     _write_transcript(sidecar, request, output)
     write_atomic(path, result_text(result))

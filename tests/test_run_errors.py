@@ -1,7 +1,9 @@
-"""`benchrig run`: usage errors found before any model is called (one line, exit 2)."""
+"""`benchrig run`: usage errors found before any model is called (one line, exit 2), and
+`--retry-errors` running again exactly the attempts whose latest result is an error."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from benchrig.result import load_results
 from benchrig.suites import SUITES
 from tests.conftest import ROOT, SOLUTIONS, benchrig, fenced
 from tests.loopback import Loopback, Reply
@@ -62,3 +65,64 @@ def test_a_read_only_results_folder_stops_before_the_model_is_asked(tmp_path: Pa
     assert len(ran.stderr.strip().splitlines()) == 1, ran.stderr
     assert f"cannot write results to {folder}" in ran.stderr
     assert list(folder.iterdir()) == []
+
+
+def _latest(results_dir: Path) -> dict[tuple[str, int], str]:
+    latest: dict[tuple[str, int], tuple[str, str]] = {}
+    for r in load_results([results_dir]).results:
+        key = (r["model"], r["run_index"])
+        if key not in latest or r["started_at"] > latest[key][0]:
+            latest[key] = (r["started_at"], r["result"])
+    return {k: v[1] for k, v in latest.items()}
+
+
+def test_retry_errors_runs_exactly_the_attempts_whose_latest_result_is_an_error(
+        tmp_path: Path, results_dir: Path) -> None:
+    answer = tmp_path / "answer.md"
+    answer.write_text(GOOD)
+
+    def run(*args: str) -> Any:
+        return benchrig("run", "lru-cache", "-d", "replay", "-p", str(answer), *args,
+                        results_dir=results_dir)
+
+    assert run("-m", "a", "--runs", "2").code == 0  # a: runs 0 and 1 pass
+    answer.write_bytes(b"\xff\xfe not UTF-8")  # the answer file breaks: an infra error
+    assert run("-m", "a", "-m", "b").code == 1  # a run 0 and b run 0 end in error
+    assert _latest(results_dir) == {("a", 0): "error", ("a", 1): "pass", ("b", 0): "error"}
+    files = len(list(results_dir.glob("*.json")))
+
+    answer.write_text(GOOD)
+    ran = run("-m", "a", "-m", "b", "--retry-errors")
+    assert ran.code == 0, ran.stderr
+    assert "retrying 2 attempts" in ran.stderr
+    assert len(list(results_dir.glob("*.json"))) == files + 2
+    assert _latest(results_dir) == {("a", 0): "pass", ("a", 1): "pass", ("b", 0): "pass"}
+
+    again = run("-m", "a", "-m", "b", "--retry-errors")
+    assert again.code == 0 and "nothing to retry" in again.stderr
+    assert len(list(results_dir.glob("*.json"))) == files + 2
+
+
+def test_retry_errors_numbers_older_results_by_start_time(
+        tmp_path: Path, results_dir: Path) -> None:
+    """Results written before `run_index` existed are runs 0..k-1 by start time."""
+    answer = tmp_path / "answer.md"
+    answer.write_bytes(b"\xff")
+    benchrig("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer), "--runs", "2",
+             results_dir=results_dir)
+    paths = list(results_dir.glob("*.json"))
+    assert len(paths) == 2
+    first = min((json.loads(p.read_text()) for p in paths), key=lambda r: r["started_at"])
+    for path in paths:  # as an older BenchRig wrote them; the first one passed
+        data = json.loads(path.read_text())
+        del data["run_index"]
+        if data["run_id"] == first["run_id"]:
+            data.update(result="pass", pass_at_1=True, error=None)
+        path.write_text(json.dumps(data))
+    answer.write_text(GOOD)
+    ran = benchrig("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer),
+                   "--retry-errors", results_dir=results_dir)
+    assert ran.code == 0 and "retrying 1 attempt " in ran.stderr
+    retried = [r for r in load_results([results_dir]).results if "run_index" in r]
+    assert len(retried) == 1 and retried[0]["result"] == "pass"
+    assert retried[0]["run_index"] == 1  # the second by start time was the error
