@@ -1,5 +1,5 @@
-"""Which attempt each result is (task, model, run), and which attempts' latest result is an
-error: what `benchrig run --retry-errors` runs again."""
+"""Which attempt each result is (task, model, agent, provider, run): the run order of the
+scorecards, the errors a retry replaced, and what `benchrig run --retry-errors` runs again."""
 
 from __future__ import annotations
 
@@ -7,41 +7,59 @@ from collections.abc import Iterable
 from typing import Any
 
 Result = dict[str, Any]
-AttemptKey = tuple[str, str, int]  # task id, model, run index
+AttemptKey = tuple[str, str, str, str | None, int]  # task, model, agent, provider, run index
 
 
 def _start(result: Result) -> tuple[str, str]:
     return result["started_at"], result["run_id"]
 
 
-def latest_by_attempt(results: Iterable[Result]) -> dict[AttemptKey, Result]:
-    """The latest result of every attempt. A result's run is its `run_index`; one without
-    (written before it existed) is run 0…k−1 by start time among its task's and model's
-    results without one, as the scorecards number runs."""
-    unnumbered: dict[tuple[str, str], list[Result]] = {}
-    latest: dict[AttemptKey, Result] = {}
+def _numbered(result: Result) -> int | None:
+    run = result.get("run_index")
+    return run if isinstance(run, int) and not isinstance(run, bool) else None
 
-    def keep(key: AttemptKey, result: Result) -> None:
-        if key not in latest or _start(result) > _start(latest[key]):
-            latest[key] = result
 
+def by_attempt(results: Iterable[Result]) -> dict[AttemptKey, list[Result]]:
+    """Every result of every attempt, oldest first. A result's run is its `run_index`; one
+    without (written before it existed) is run 0…k−1 by start time among the results of its
+    task, model, agent and provider that have none."""
+    unnumbered: dict[tuple[str, str, str, str | None], list[Result]] = {}
+    attempts: dict[AttemptKey, list[Result]] = {}
     for result in results:
-        run = result.get("run_index")
-        if isinstance(run, int):
-            keep((result["task"], result["model"], run), result)
+        who = (result["task"], result["model"], result["agent"], result["provider"])
+        run = _numbered(result)
+        if run is None:
+            unnumbered.setdefault(who, []).append(result)
         else:
-            unnumbered.setdefault((result["task"], result["model"]), []).append(result)
-    for (task, model), group in unnumbered.items():
+            attempts.setdefault((*who, run), []).append(result)
+    for who, group in unnumbered.items():
         for run, result in enumerate(sorted(group, key=_start)):
-            keep((task, model, run), result)
-    return latest
+            attempts.setdefault((*who, run), []).append(result)
+    return {key: sorted(group, key=_start) for key, group in attempts.items()}
+
+
+def without_retried_errors(results: list[Result]) -> list[Result]:
+    """The results less each error that a later result of the same attempt replaced (what
+    `--retry-errors` does): an error that was retried is not an error still standing."""
+    replaced = {id(r) for group in by_attempt(results).values() for r in group[:-1]
+                if r["result"] == "error"}
+    return [r for r in results if id(r) not in replaced] if replaced else results
+
+
+def run_order(results: list[Result]) -> list[Result]:
+    """One task's results in the order of their runs: by run index (a result without one
+    takes its place by start time), then by start time, so separate `--runs 1` commands
+    are runs 0, 1, … and a retried attempt stays in its own run."""
+    slots = {id(r): key[-1] for key, group in by_attempt(results).items() for r in group}
+    return sorted(results, key=lambda r: (slots[id(r)], *_start(r)))
 
 
 def errored(results: Iterable[Result], tasks: set[str], models: set[str], agent: str,
-            provider: str | None) -> list[AttemptKey]:
-    """The attempts of these tasks and models, run by `agent` with `provider`, whose latest
-    result is an error, in a stable order (model, task, run)."""
+            provider: str | None) -> list[tuple[str, str, int]]:
+    """(task, model, run) of the attempts of these tasks and models, run by `agent` with
+    `provider`, whose latest result is an error, in a stable order (model, task, run)."""
     mine = [r for r in results if r["task"] in tasks and r["model"] in models
             and r["agent"] == agent and r["provider"] == provider]
-    return sorted((key for key, r in latest_by_attempt(mine).items() if r["result"] == "error"),
+    return sorted(((task, model, run) for (task, model, _, _, run), group
+                   in by_attempt(mine).items() if group[-1]["result"] == "error"),
                   key=lambda k: (k[1], k[0], k[2]))

@@ -7,6 +7,7 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from benchrig.attempts import without_retried_errors
 from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known
 from benchrig.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
@@ -138,7 +139,8 @@ def render_text(results: list[dict[str, Any]]) -> str:
 
 
 def _task_rows(results: list[dict[str, Any]], card: ModelCard) -> list[str]:
-    mine = [r for r in results if (r["model"], r["agent"]) == (card.model, card.agent)]
+    mine = [r for r in without_retried_errors(results)
+            if (r["model"], r["agent"]) == (card.model, card.agent)]
     tasks: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in mine:
         tasks.setdefault((r["suite"], r["task"]), []).append(r)

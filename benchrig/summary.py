@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from benchrig.attempts import without_retried_errors
 from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known
 
@@ -50,8 +51,9 @@ class ModelRow:
 
 
 def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
+    """One row per (model, agent); an error that a retry replaced is left out."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for result in results:
+    for result in without_retried_errors(results):
         groups.setdefault((result["model"], result["agent"]), []).append(result)
     rows = []
     for (model, agent), group in sorted(groups.items()):

@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
+from benchrig.attempts import without_retried_errors
 from benchrig.result import load_results
+from benchrig.scorecard import by_run, scorecards
 from benchrig.suites import SUITES
+from benchrig.summary import model_rows
 from tests.conftest import ROOT, SOLUTIONS, benchrig, fenced
 from tests.loopback import Loopback, Reply
 
@@ -102,6 +105,10 @@ def test_retry_errors_runs_exactly_the_attempts_whose_latest_result_is_an_error(
     assert again.code == 0 and "nothing to retry" in again.stderr
     assert len(list(results_dir.glob("*.json"))) == files + 2
 
+    # the replaced errors are not errors still standing (a ran run 0 twice without error)
+    (a, b) = model_rows(load_results([results_dir]).results)
+    assert (a.runs, a.passed, a.errors, b.runs, b.passed, b.errors) == (3, 3, 0, 1, 1, 0)
+
 
 def test_retry_errors_numbers_older_results_by_start_time(
         tmp_path: Path, results_dir: Path) -> None:
@@ -126,3 +133,30 @@ def test_retry_errors_numbers_older_results_by_start_time(
     retried = [r for r in load_results([results_dir]).results if "run_index" in r]
     assert len(retried) == 1 and retried[0]["result"] == "pass"
     assert retried[0]["run_index"] == 1  # the second by start time was the error
+
+
+def test_a_retried_attempt_takes_the_place_of_its_error_in_its_run(
+        tmp_path: Path, results_dir: Path) -> None:
+    """--runs 2 where run 0 erred, then run 0 again: run 0 is the retry, run 1 the original
+    second attempt — not three runs, and no error left beside the rate."""
+    answer = tmp_path / "answer.md"
+    answer.write_text(GOOD)
+    base = ("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer))
+    benchrig(*base, "--runs", "2", results_dir=results_dir)
+    results = load_results([results_dir]).results
+    first = min(results, key=lambda r: r["started_at"])
+    path = next(p for p in results_dir.glob("*.json")
+                if json.loads(p.read_text())["run_id"] == first["run_id"])
+    failed = {**first, "result": "error", "pass_at_1": False,
+              "error": {"kind": "infra", "message": "server down"}}
+    path.write_text(json.dumps(failed))  # run 0 as a dead server would have left it
+    assert benchrig(*base, "--retry-errors", results_dir=results_dir).code == 0
+    results = load_results([results_dir]).results
+    assert len(results) == 3
+    runs = by_run(without_retried_errors(results))
+    assert [[r["run_index"] for r in run] for run in runs] == [[0], [1]]
+    assert all(r["result"] == "pass" for run in runs for r in run)
+    (row,) = model_rows(results)
+    assert (row.runs, row.passed, row.errors) == (2, 2, 0)
+    (card,) = scorecards(results)
+    assert (card.suites["coding"].runs, card.suites["coding"].errors) == (2, 0)
