@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,6 +12,9 @@ from benchrig import paths
 from benchrig.errors import BenchRigError, TaskError, UsageError
 from benchrig.textsafe import printable
 from benchrig.ui import RunProgress, error, info, warn
+
+if TYPE_CHECKING:
+    from benchrig.spec import TaskSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
@@ -61,11 +64,15 @@ def run(
         help="Also give an agent this host environment variable (repeatable); by default it "
              "gets only its provider's, locale, proxy and terminal variables "
              "(see docs/agents.md).")] = None,
+    retry_errors: Annotated[bool, typer.Option("--retry-errors",
+        help="Run again only the attempts of this selection (tasks, models, driver, "
+             "provider) whose latest result in the results folder is an error.")] = False,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
     from benchrig.drivers import get_driver
     from benchrig.report import render_text
+    from benchrig.result import check_results_dir
     from benchrig.runner import (
         Overrides,
         UnrecordedAttempt,
@@ -73,7 +80,13 @@ def run(
         run_attempt,
         settings_for,
     )
+    from benchrig.suites import SUITES
 
+    for name in suite or []:
+        if name not in SUITES:
+            raise UsageError(f"{name} is not a suite; suites: {', '.join(SUITES)}")
+    out_dir = results_dir or paths.results_dir()
+    check_results_dir(out_dir)
     chosen = _load(tasks or [], suite or [])
     if not chosen:
         raise BenchRigError("no task matches the selection")
@@ -89,17 +102,25 @@ def run(
         engine.preflight(name, provider)
     overrides = Overrides(temperature, max_tokens, context_size, threads, think)
     settings_file = load_config(config)
-    out_dir = results_dir or paths.results_dir()
     plan = list(matrix(chosen, models, runs))
+    if retry_errors:
+        plan = _errored(chosen, models, driver, provider, out_dir)
+        if not plan:
+            info(f"nothing to retry: no attempt of this selection in {out_dir} ends in an "
+                 "error")
+            return
+        info(f"retrying {len(plan)} attempt{'s' if len(plan) != 1 else ''} whose latest "
+             f"result is an error")
     results = []
     with RunProgress(len(plan)) as bar:
-        for index, (task, name, _) in enumerate(plan, 1):
+        for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             settings = settings_for(task, overrides, model=name, config=settings_file)
             try:
                 attempt = run_attempt(task, name, engine, provider, settings, out_dir,
                                       agent=driver, progress=bar.attempt(label),
-                                      pass_env=tuple(pass_env or ()))
+                                      pass_env=tuple(pass_env or ()),
+                                      run_index=run_index)
             except UnrecordedAttempt as exc:  # counted as an error; the run goes on
                 bar.advance()
                 error(printable(str(exc)))
@@ -123,6 +144,17 @@ def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: st
     flag = " ⚠ truncated" if r["truncated"] else ""
     return (f"{printable(task)} {printable(model)} {printable(driver)}: {r['result']}{checks}"
             f"{flag} — {printable(str(r['notes']))} → {printable(path)}")
+
+
+def _errored(chosen: list[TaskSpec], models: list[str], driver: str, provider: str | None,
+             out_dir: Path) -> list[tuple[TaskSpec, str, int]]:
+    """(task, model, run index) of each attempt whose latest result in `out_dir` is an error."""
+    from benchrig.attempts import errored
+    from benchrig.result import load_results
+
+    by_id = {task.id: task for task in chosen}
+    keys = errored(load_results([out_dir]).results, set(by_id), set(models), driver, provider)
+    return [(by_id[task], model, run) for task, model, run in keys]
 
 
 def _require(note: str | None, required: bool) -> None:

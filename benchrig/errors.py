@@ -5,7 +5,7 @@
     ├── TaskError         a malformed task file: names the file and the field (exit 2)
     ├── ResultError       a result that does not match schema/result.schema.json
     ├── DriverError       the model or agent could not be run; becomes `result: error`
-    │                     with `error.kind` infra | timeout | harness
+    │                     with `error.kind` infra | timeout | harness | model (ERROR_KINDS)
     └── SandboxError      the sandbox itself failed (could not start or clean up): the
                           runner records `result: error`, kind harness — never a verdict
 
@@ -15,7 +15,8 @@ into the runner, and the runner turns it into a result file.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchrig.textsafe import stored
 
@@ -24,7 +25,27 @@ if TYPE_CHECKING:
 
 MESSAGE_CAP = 20_000  # characters of a DriverError's message kept in the result
 
-ErrorKind = Literal["infra", "harness", "timeout"]
+ErrorKind = Literal["infra", "harness", "timeout", "model"]
+# Whose doing each kind is. The model's (True) counts as a failed attempt: a timeout, or an
+# agent that failed after running tools the model chose (`model`: the model could have
+# caused it). The rest (the server, the network, a missing binary or key, BenchRig itself)
+# never reached a verdict and is counted beside the pass rate, never in it. An answer with
+# no code, a truncated answer or an agent that stopped at its turn or budget limit is not
+# an error: it is checked, and fails.
+ERROR_KINDS: dict[ErrorKind, bool] = {"timeout": True, "model": True, "infra": False,
+                                      "harness": False}
+
+
+def counts_against_model(result: Mapping[str, Any]) -> bool:
+    """Whether a result is in the model's pass rate: a verdict (pass or fail), or an error
+    of the model's own doing (ERROR_KINDS). `no-test` and other errors are not."""
+    if result["result"] in ("pass", "fail"):
+        return True
+    error = result.get("error") if result["result"] == "error" else None
+    if not isinstance(error, Mapping):
+        return False
+    kind: Any = error.get("kind")
+    return ERROR_KINDS.get(kind, False)
 
 
 class BenchRigError(Exception):

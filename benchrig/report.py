@@ -7,10 +7,12 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from benchrig.attempts import without_retried_errors
+from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
 from benchrig.suites import SUITES
-from benchrig.summary import model_rows
+from benchrig.summary import errors_text, model_rows
 from benchrig.summary import render_csv as table_csv
 from benchrig.summary import render_markdown as table_markdown
 from benchrig.summary import render_text as table_text
@@ -48,7 +50,8 @@ def seconds(value: float | None) -> str:
 
 def interval_note(cards: list[ModelCard]) -> str:
     runs = max((s.runs for c in cards for s in c.suites.values()), default=1)
-    note = "pass rates over all attempts"
+    note = ("pass rates over the attempts that reached a verdict (a timeout counts as "
+            "failed; other errors are shown beside, never counted)")
     if runs >= 2:
         note += (f"; [low-high] = range of the per-run rates, min-max over up to {runs} "
                  "runs")
@@ -91,7 +94,7 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
         if card.thinking_share is not None and card.thinking_tokens:
             text += f" · thinking {pct(card.thinking_share)} of output tokens"
     if card.errors:
-        text += f" · {card.errors} error{'s' if card.errors > 1 else ''}"
+        text += f" · {errors_text(card.errors)}"
     return text
 
 
@@ -137,7 +140,7 @@ def render_text(results: list[dict[str, Any]]) -> str:
 
 
 def _task_rows(results: list[dict[str, Any]], card: ModelCard) -> list[str]:
-    mine = [r for r in results
+    mine = [r for r in without_retried_errors(results)
             if (label(r["model"]), label(r["agent"])) == (card.model, card.agent)]
     tasks: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in mine:
@@ -146,10 +149,14 @@ def _task_rows(results: list[dict[str, Any]], card: ModelCard) -> list[str]:
     rows = []
     for (suite, task), group in sorted(tasks.items(), key=lambda i: (order.index(i[0][0]),
                                                                       i[0][1])):
-        scored = [r for r in group if r["result"] != "no-test"]
+        scored = [r for r in group if counts_against_model(r)]
         passed = f"{sum(r['result'] == 'pass' for r in scored)}/{len(scored)}" if scored else "—"
-        checks = sum(r["checks"]["total"] for r in group)
-        checks_text = f"{sum(r['checks']['passed'] for r in group)}/{checks}" if checks else "—"
+        errors = len([r for r in group if r["result"] == "error"]) - len(
+            [r for r in scored if r["result"] == "error"])
+        if errors:
+            passed = (f"{passed}, " if scored else "") + errors_text(errors)
+        checks = sum(r["checks"]["total"] for r in scored)
+        checks_text = f"{sum(r['checks']['passed'] for r in scored)}/{checks}" if checks else "—"
         cut = sum(bool(r["truncated"]) for r in group)
         metrics = [r["metrics"] for r in group]
         ttft = mean_metric(metrics, "ttft_ms")

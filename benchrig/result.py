@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig.errors import ResultError
+from benchrig.errors import ResultError, UsageError
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1
@@ -73,6 +73,21 @@ def write_atomic(path: Path, text: str) -> None:
 def result_text(result: dict[str, Any]) -> str:
     """A result as its file holds it: strict JSON (no NaN or Infinity), indented."""
     return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def check_results_dir(directory: Path) -> None:
+    """UsageError unless result files can be written into `directory` (made if missing):
+    found before any model is called, not after its first answer. Probed by writing a file,
+    since permission bits say nothing of a read-only mount, and root ignores them."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"results folder {directory} is a file, not a folder")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory, prefix=".benchrig-probe-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write results to {directory}: "
+                         f"{exc.strerror or type(exc).__name__}") from None
 
 
 def write_result(directory: Path, result: dict[str, Any]) -> Path:

@@ -16,7 +16,7 @@ from benchrig.checks.judge import Verdict, judge, load_checkers
 from benchrig.config import Config
 from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
 from benchrig.environment import environment
-from benchrig.errors import BenchRigError, DriverError
+from benchrig.errors import ERROR_KINDS, BenchRigError, DriverError
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import Metrics, with_thinking_tokens
 from benchrig.prompt import render
@@ -122,8 +122,9 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         assert verdict is not None
         outcome, notes = verdict.result, verdict.notes
     details = verdict.details if verdict else ()
-    if error is not None and task.check_type == "tests":
-        # every assertion counts, so an attempt that errs never lifts the assertion rate
+    if error is not None and task.check_type == "tests" and ERROR_KINDS[error.kind]:
+        # the model's own error (a timeout) fails every assertion, so it never lifts the
+        # assertion rate; an infrastructure error is outside the rate, its checks empty
         details = failed_details(task.test_names,
                                  f"not checked: the attempt ended in {error.kind} error")
     result: dict[str, Any] = {
@@ -190,9 +191,10 @@ def _as_run(settings: Settings, output: DriverOutput) -> Settings:
 
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
-                progress: Progress | None = None, pass_env: tuple[str, ...] = ()) -> Attempt:
+                progress: Progress | None = None, pass_env: tuple[str, ...] = (),
+                run_index: int | None = None) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
-    exception."""
+    exception. `run_index` (which of the runs this is) identifies the attempt to retry."""
     load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
@@ -205,6 +207,9 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
         output = driver.run(request)
     except DriverError as exc:
         error = exc
+    except Exception as exc:  # a driver bug on strange input: BenchRig is broken, lose nothing
+        error = DriverError("harness", f"the {driver.name} driver failed: {type_name(exc)}: "
+                            f"{printable(str(exc))}")
     ended = utc_now()
     verdict, check_s = None, None
     if output is not None:
@@ -221,14 +226,14 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     try:
         return _record(request, _result(task, model, agent or driver.name, driver, provider,
                                         settings, started, ended, output, error, verdict,
-                                        check_s), output, results_dir)
+                                        check_s), output, results_dir, run_index)
     except Exception as exc:  # BenchRig could not record it: that failure is the result
         failed = DriverError("harness", f"writing the result failed: {type_name(exc)}: "
                              f"{printable(str(exc))}")
     fallback = _result(task, model, agent or driver.name, driver, provider, settings, started,
                        ended, None, failed, None, None)
     try:
-        return _record(request, fallback, None, results_dir)
+        return _record(request, fallback, None, results_dir, run_index)
     except Exception as exc:
         raise UnrecordedAttempt(f"{task.id} · {model}: no result could be written "
                                 f"({failed.message}; then {type_name(exc)}: "
@@ -236,7 +241,7 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
 
 
 def _record(request: DriverRequest, result: dict[str, Any], output: DriverOutput | None,
-            results_dir: Path) -> Attempt:
+            results_dir: Path, run_index: int | None) -> Attempt:
     """Validate `result`, then write its sidecar and itself."""
     # raw server and agent data inside (engine, runtime, settings) may hold inf or deep
     # nesting, and any outside string a lone surrogate
@@ -244,6 +249,8 @@ def _record(request: DriverRequest, result: dict[str, Any], output: DriverOutput
     path = result_path(results_dir, result)
     sidecar = path.with_suffix(".transcript.jsonl")
     result["transcript_file"] = sidecar.name
+    if run_index is not None:
+        result["run_index"] = run_index
     validate(result)  # before anything is written: an invalid result leaves no sidecar either
     _write_transcript(sidecar, request, output)
     write_atomic(path, result_text(result))

@@ -1,8 +1,9 @@
 """Results → scorecards: per model and suite, pass rates with their range over the runs, the
 coding task and assertion levels, speed figures, TTFT, truncation, and the composite score.
 
-Runs: the k-th attempt of a task (by start time) belongs to run k, so `--runs 3` gives
-three runs whether it ran in one command or three. A suite's interval is the range
+Runs: the k-th attempt of a task (by run index, then start time) belongs to run k, so
+`--runs 3` gives three runs whether it ran in one command or three, and an attempt run
+again by `--retry-errors` stays in its run. A suite's interval is the range
 (min–max) of its per-run rates.
 """
 
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrig.attempts import run_order, without_retried_errors
+from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
 from benchrig.suites import COMPOSITE, SUITES
@@ -52,7 +55,7 @@ class SuiteCard:
     runs: int
     passed: int
     scored: int
-    errors: int
+    errors: int  # errors not of the model's doing: shown beside the rate, not in it
     checks_passed: int
     checks_total: int
     truncated: int
@@ -72,7 +75,8 @@ class SuiteCard:
 
     @property
     def rate(self) -> float | None:
-        """Task level: passed ÷ scored attempts (an error counts as not passed)."""
+        """Task level: passed ÷ attempts that reached a verdict (a timeout counts as not
+        passed; other errors are in `errors`, never in the rate)."""
         return self.passed / self.scored if self.scored else None
 
     @property
@@ -118,13 +122,14 @@ def _ttft_s(result: Result) -> float | None:
 
 
 def by_run(results: list[Result]) -> list[list[Result]]:
-    """Attempts grouped into runs: the k-th attempt of each task (by start time) → run k."""
+    """Attempts grouped into runs: the k-th attempt of each task (by run index, then start
+    time: attempts.run_order) → run k."""
     per_task: dict[str, list[Result]] = {}
-    for result in sorted(results, key=lambda r: (r["started_at"], r["run_id"])):
+    for result in results:
         per_task.setdefault(result["task"], []).append(result)
     runs: list[list[Result]] = []
     for attempts in per_task.values():
-        for index, result in enumerate(attempts):
+        for index, result in enumerate(run_order(attempts)):
             if index == len(runs):
                 runs.append([])
             runs[index].append(result)
@@ -138,7 +143,8 @@ def _span(runs: list[list[Result]], figure: Callable[[list[Result]], float | Non
 
 
 def _scored(results: list[Result]) -> list[Result]:
-    return [r for r in results if r["result"] in ("pass", "fail", "error")]
+    """The attempts a rate is over: verdicts and the model's own errors (errors.py)."""
+    return [r for r in results if counts_against_model(r)]
 
 
 def _rate(results: list[Result]) -> float | None:
@@ -194,7 +200,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         runs=len(runs),
         passed=sum(r["result"] == "pass" for r in scored),
         scored=len(scored),
-        errors=sum(r["result"] == "error" for r in results),
+        errors=sum(r["result"] == "error" and not counts_against_model(r) for r in results),
         checks_passed=sum(r["checks"]["passed"] for r in scored),
         checks_total=sum(r["checks"]["total"] for r in scored),
         truncated=sum(bool(r["truncated"]) for r in results),
@@ -249,8 +255,9 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
 
 
 def scorecards(results: list[Result]) -> list[ModelCard]:
-    """One card per (model, agent), in the order of the per-model table."""
+    """One card per (model, agent), in the order of the per-model table; an error that a
+    retry replaced is left out."""
     groups: dict[tuple[str, str], list[Result]] = {}
-    for result in results:
+    for result in without_retried_errors(results):
         groups.setdefault((result["model"], result["agent"]), []).append(result)
     return [model_card(model, agent, group) for (model, agent), group in sorted(groups.items())]

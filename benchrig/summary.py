@@ -8,8 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from benchrig.attempts import without_retried_errors
+from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.textsafe import label
+
+ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout counts as "
+               "failed); errors of the infrastructure or of BenchRig are shown beside it, "
+               "never counted in it")
 
 
 @dataclass(frozen=True)
@@ -28,10 +34,17 @@ class ModelRow:
     ttft_ms: float | None
     wall_s: float | None
     cost_usd: float | None
+    counted_errors: int = 0  # errors of the model's own doing (timeouts): in the rate
 
     @property
     def scored(self) -> int:
-        return self.passed + self.failed + self.errors
+        """Attempts that reached a verdict: what the pass rate is over."""
+        return self.passed + self.failed + self.counted_errors
+
+    @property
+    def uncounted_errors(self) -> int:
+        """Errors that are not the model's doing: shown beside the rate, not in it."""
+        return self.errors - self.counted_errors
 
     @property
     def pass_rate(self) -> float | None:
@@ -39,8 +52,9 @@ class ModelRow:
 
 
 def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
+    """One row per (model, agent); an error that a retry replaced is left out."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for result in results:
+    for result in without_retried_errors(results):
         groups.setdefault((result["model"], result["agent"]), []).append(result)
     rows = []
     for (model, agent), group in sorted(groups.items()):
@@ -54,6 +68,8 @@ def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
             failed=outcomes.count("fail"),
             errors=outcomes.count("error"),
             no_test=outcomes.count("no-test"),
+            counted_errors=sum(r["result"] == "error" and counts_against_model(r)
+                               for r in group),
             tokens_per_s=mean_metric(metrics, "tokens_per_s"),
             tokens_per_s_floored=any_floored(metrics),
             ttft_ms=mean_metric(metrics, "ttft_ms"),
@@ -61,6 +77,10 @@ def model_rows(results: list[dict[str, Any]]) -> list[ModelRow]:
             cost_usd=mean_metric(metrics, "cost_usd"),
         ))
     return rows
+
+
+def errors_text(count: int) -> str:
+    return f"{count} error{'s' if count != 1 else ''}"
 
 
 def _num(value: float | None, fmt: str, floored: bool = False) -> str:
@@ -74,8 +94,8 @@ HEADERS = ["model", "agent", "runs", "pass rate", "tokens/s", "TTFT ms", "wall s
 
 def _cells(row: ModelRow) -> list[str]:
     rate = "—" if row.pass_rate is None else f"{row.pass_rate:.0%} ({row.passed}/{row.scored})"
-    if row.errors:
-        rate += f", {row.errors} error"
+    if row.uncounted_errors:
+        rate += f", {errors_text(row.uncounted_errors)}"
     return [
         row.model, row.agent, str(row.runs), rate,
         _num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
@@ -89,16 +109,21 @@ def render_text(rows: list[ModelRow]) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
              for line in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    if any(r.errors for r in rows):
+        lines.append(ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + ".")
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(rows: list[ModelRow]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
+    if any(r.errors for r in rows):
+        lines += ["", ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + "."]
     return "\n".join(lines) + "\n"
 
 
-CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "no_test", "pass_rate",
+CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
+               "no_test", "pass_rate",
                "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "wall_s", "cost_usd"]
 
 
@@ -107,7 +132,8 @@ def render_csv(rows: list[ModelRow]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in rows:
-        writer.writerow([r.model, r.agent, r.runs, r.passed, r.failed, r.errors, r.no_test,
+        writer.writerow([r.model, r.agent, r.runs, r.passed, r.failed, r.errors,
+                         r.counted_errors, r.no_test,
                          "" if r.pass_rate is None else f"{r.pass_rate:.4f}",
                          "" if r.tokens_per_s is None else f"{r.tokens_per_s:.3f}",
                          str(r.tokens_per_s_floored).lower(),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +28,8 @@ class Reply:
     first_pause_s: float = 0.0  # before the first piece (after the headers)
     chunked: bool = True
     complete: bool = True  # False: close the connection mid-body
+    headers: tuple[tuple[str, str], ...] = ()  # e.g. (("Retry-After", "1"),)
+    reset: bool = False  # reset the connection (RST) before sending a byte
 
     @staticmethod
     def json(data: Any, status: int = 200) -> Reply:
@@ -81,8 +85,16 @@ class Loopback:
                 self._write(reply)
 
             def _write(self, reply: Reply) -> None:
+                if reply.reset:  # linger 0: close() sends RST, as a crashing proxy does
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    self.connection.close()
+                    return
                 self.send_response(reply.status)
                 self.send_header("Content-Type", reply.content_type)
+                for name, value in reply.headers:
+                    self.send_header(name, value)
                 if reply.chunked:
                     self.send_header("Transfer-Encoding", "chunked")
                 else:
@@ -125,3 +137,13 @@ class Loopback:
                  tb: TracebackType | None) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def sequence(*replies: Reply) -> Callable[[Any], Reply]:
+    """A route that answers with each reply in turn, then repeats the last one."""
+    left = list(replies)
+
+    def route(_: Any) -> Reply:
+        return left.pop(0) if len(left) > 1 else left[0]
+
+    return route

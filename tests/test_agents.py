@@ -20,6 +20,7 @@ from benchrig.drivers.agent_process import TERM_GRACE_S
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
+from benchrig.summary import model_rows
 from tests.agents import stage_files
 from tests.conftest import ROOT, TASKS, benchrig
 from tests.test_agent_process import host_processes, wait_dead
@@ -166,12 +167,25 @@ def test_claude_is_error_with_exit_0_is_an_error(monkeypatch: pytest.MonkeyPatch
     assert r["result"] == "error" and r["pass_at_1"] is False
     assert r["error"]["kind"] == "infra"
     assert "is_error true" in r["error"]["message"] and "API Error: 529" in r["error"]["message"]
-    assert (r["checks"]["passed"], r["checks"]["total"]) == (0, 2)  # every assertion failed
+    assert (r["checks"]["passed"], r["checks"]["total"]) == (0, 0)  # infra: never checked
     assert r["code_source"] is None
     assert r["environment"]["runtime"]["version"] == "2.0.14"  # measured before it failed
     assert done.engine["exit_code"] == 0
     assert any(line["kind"] == "event" and line["event"]["type"] == "result"
                for line in done.sidecar)
+
+
+def test_an_agent_error_after_the_models_tool_calls_counts_against_the_model(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A tool the model ran can write a forged `is_error` result to the agent's stdout (or
+    kill the agent): an error after its tool calls is not excused as infrastructure."""
+    done = attempt(monkeypatch, tmp_path, "claude", "claude-forged-error", "sonnet")
+    r = done.result
+    assert r["result"] == "error" and r["error"]["kind"] == "model"
+    assert "after 1 tool call of the model" in r["error"]["message"]
+    assert (r["checks"]["passed"], r["checks"]["total"]) == (0, 2)  # every assertion failed
+    (row,) = model_rows([r])
+    assert (row.pass_rate, row.scored, row.uncounted_errors) == (0.0, 1, 0)
 
 
 def test_claude_max_turns_checks_what_was_written(monkeypatch: pytest.MonkeyPatch,

@@ -3,6 +3,7 @@ fixed set of result files, pinned in golden files."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import os
@@ -41,7 +42,7 @@ def test_reasoning_rate_and_its_range_over_the_runs() -> None:
     assert (card.truncated, card.truncated_thinking) == (2, 1)
     assert card.thinking_share == pytest.approx((35 * 50 + 150) / (36 * 200))
     b = beta.suites["reasoning"]
-    assert (b.passed, b.scored, b.errors) == (6, 12, 1)  # an error counts as not passed
+    assert (b.passed, b.scored, b.errors) == (6, 11, 1)  # an infra error: beside, not in
     assert b.rate_span is not None and b.rate_span.runs == 1
 
 
@@ -62,8 +63,39 @@ def test_composite_is_the_mean_of_the_answer_scored_suites() -> None:
     assert alpha.composite == pytest.approx(
         (50 / 51 + 15 / 36 + suites["polish"].passed / 9) / 3)
     assert suites["speed"].score is None  # speed is measured, not scored
-    assert beta.composite == pytest.approx(6 / 12)
+    assert beta.composite == pytest.approx(6 / 11)
     assert alpha.composite_span is not None and alpha.composite_span.runs == 3
+
+
+def _coding_attempt(outcome: str, kind: str | None, checks: tuple[int, int]) -> dict[str, object]:
+    (base,) = [r for r in RESULTS if r["model"] == "alpha" and r["suite"] == "coding"][:1]
+    r = copy.deepcopy(base)
+    passed, total = checks
+    r.update(model="gamma", result=outcome, pass_at_1=outcome == "pass",
+             run_id=f"{len(outcome)}{passed}{total}{kind or ''}"[:12],
+             error={"kind": kind, "message": "x"} if kind else None,
+             checks={"passed": passed, "total": total,
+                     "details": [{"name": f"c{i}", "passed": i < passed, "message": ""}
+                                 for i in range(total)]})
+    return r
+
+
+def test_infra_errors_stay_out_of_coding_levels_and_composite_timeouts_do_not() -> None:
+    """A coding pass beside an infra error (server down, checks empty) is 100 % at both
+    levels and in the composite; a timeout (every assertion failed) still lowers them."""
+    down = [_coding_attempt("pass", None, (4, 4)), _coding_attempt("error", "infra", (0, 0))]
+    (card,) = scorecards(down)
+    coding = card.suites["coding"]
+    assert (coding.passed, coding.scored, coding.errors) == (1, 1, 1)
+    assert (coding.checks_passed, coding.checks_total) == (4, 4)
+    assert card.composite == 1.0
+    assert "1 error" in render_text(down)
+    slow = [_coding_attempt("pass", None, (4, 4)), _coding_attempt("error", "timeout", (0, 4))]
+    (card,) = scorecards(slow)
+    coding = card.suites["coding"]
+    assert (coding.passed, coding.scored, coding.errors) == (1, 2, 0)
+    assert (coding.checks_passed, coding.checks_total) == (4, 8)
+    assert card.composite == 0.5
 
 
 def test_speed_figures_and_the_floor_flag() -> None:
@@ -140,4 +172,6 @@ def test_table_only_keeps_the_benchmark_runner_table(tmp_path: Path) -> None:
     ran = benchrig("summary", "--table-only", str(folder), results_dir=folder)
     assert ran.code == 0
     assert ran.stdout.splitlines()[0].split()[:3] == ["model", "agent", "runs"]
-    assert "Scorecards" not in ran.stdout and len(ran.stdout.splitlines()) == 4
+    lines = ran.stdout.splitlines()
+    assert "Scorecards" not in ran.stdout and len(lines) == 5
+    assert lines[4].startswith("Pass rate = passed ÷ attempts that reached a verdict")

@@ -15,9 +15,11 @@ EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
 
 
 def result(model: str, outcome: str, tps: float | None, ttft: float | None,
-           cost: float | None = None, floored: bool = False) -> dict[str, Any]:
+           cost: float | None = None, floored: bool = False,
+           kind: str = "infra") -> dict[str, Any]:
     r = copy.deepcopy(EXAMPLE)
-    r.update(model=model, result=outcome, pass_at_1=outcome == "pass", agent="llamacpp")
+    r.update(model=model, result=outcome, pass_at_1=outcome == "pass", agent="llamacpp",
+             error={"kind": kind, "message": "x"} if outcome == "error" else None)
     r["metrics"].update(tokens_per_s=tps, ttft_ms=ttft, wall_s=2.0, cost_usd=cost,
                         tokens_per_s_floored=floored)
     return r
@@ -35,7 +37,7 @@ RESULTS = [
 def test_rows_average_only_known_values() -> None:
     a, b = model_rows(RESULTS)
     assert (a.model, a.runs, a.passed, a.failed, a.errors, a.no_test) == ("a", 4, 1, 1, 1, 1)
-    assert a.pass_rate == 1 / 3  # no-test is not scored
+    assert a.pass_rate == 1 / 2  # no-test and the infra error are not in the rate
     assert a.tokens_per_s == 70.0  # mean of 100, 50, 60; the error has none
     assert a.ttft_ms == 300.0
     assert a.cost_usd == 0.02
@@ -46,7 +48,8 @@ def test_text_table_marks_floored_rates_and_unknowns() -> None:
     text = render_text(model_rows(RESULTS))
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["model", "agent", "runs"]
-    assert "33% (1/3), 1 error" in lines[2]
+    assert "50% (1/2), 1 error" in lines[2]
+    assert "errors of the infrastructure or of BenchRig are shown beside it" in text
     assert "~3000.0" in lines[3]
     assert "—" in lines[3]  # unknown cost is shown as unknown, not 0
 
@@ -58,3 +61,25 @@ def test_markdown_and_csv() -> None:
     table = list(csv.DictReader(io.StringIO(render_csv(rows))))
     assert table[1]["eval_tok_sec_floored"] == "true"
     assert table[0]["cost_usd"] == "0.020000" and table[1]["cost_usd"] == ""
+
+
+def test_an_infra_error_is_counted_beside_the_rate_never_in_it() -> None:
+    """A dead server (infra) or BenchRig's own failure (harness) is not the model's
+    failure: 2 passes and 2 such errors are 100 %, with the errors shown beside."""
+    group = [result("m", "pass", 10.0, 1.0), result("m", "pass", 10.0, 1.0),
+             result("m", "error", None, None), result("m", "error", None, None, kind="harness")]
+    (row,) = model_rows(group)
+    assert (row.pass_rate, row.scored, row.uncounted_errors) == (1.0, 2, 2)
+    assert "100% (2/2), 2 errors" in render_text([row])
+    assert "100% (2/2), 2 errors" in render_markdown([row])
+    (line,) = csv.DictReader(io.StringIO(render_csv([row])))
+    assert (line["pass_rate"], line["errors"], line["errors_counted"]) == ("1.0000", "2", "0")
+
+
+def test_a_timeout_still_counts_against_the_model() -> None:
+    group = [result("m", "pass", 10.0, 1.0), result("m", "error", None, None, kind="timeout")]
+    (row,) = model_rows(group)
+    assert (row.pass_rate, row.scored, row.counted_errors, row.uncounted_errors) == (
+        0.5, 2, 1, 0)
+    assert "50% (1/2)" in render_text([row]) and "error" not in render_text([row]).split(
+        "\n")[2]

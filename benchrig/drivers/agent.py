@@ -16,7 +16,7 @@ from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
 from benchrig.drivers.agent_process import Line, Workspace, cli_version, stream_process
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine
-from benchrig.errors import DriverError
+from benchrig.errors import DriverError, ErrorKind
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
 from benchrig.metrics import TokenSource, measured
 from benchrig.textsafe import PRINT_CAP, stored, type_name
@@ -234,19 +234,26 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
         raise DriverError("timeout", f"{agent} did not finish within timeout_s="
                           f"{request.settings.timeout_s:g}; its process group was killed",
                           partial=output)
+    # Once the model has run tools, a crash, an exit code, a reported error or an unreadable
+    # stream may be its own doing (a tool can kill the agent or write forged events to its
+    # stdout): such an error counts against it (kind `model`); before that, it is `infra`.
+    kind: ErrorKind = "model" if run.tool_calls else "infra"
+    after = (f" (after {len(run.tool_calls)} tool call{'s' if len(run.tool_calls) > 1 else ''}"
+             " of the model)" if run.tool_calls else "")
     if unreadable is not None:
-        raise DriverError("infra", f"{agent}'s events could not be read ({unreadable})",
+        raise DriverError(kind, f"{agent}'s events could not be read ({unreadable}){after}",
                           partial=output)
     if run.failure:
-        raise DriverError("infra", f"{agent} reported an error: {run.failure}", partial=output)
+        raise DriverError(kind, f"{agent} reported an error: {run.failure}{after}",
+                          partial=output)
     assert finished.exit_code is not None
     if finished.exit_code != 0:
         tail = finished.stderr_tail[-600:].replace("\n", " | ")
         bwrap = confined.record["method"] == BUBBLEWRAP
-        raise DriverError("infra", f"{agent} {_exit_reason(finished.exit_code, bwrap)}"
-                          + (f": {tail}" if tail else ""), partial=output)
+        raise DriverError(kind, f"{agent} {_exit_reason(finished.exit_code, bwrap)}"
+                          + (f": {tail}" if tail else "") + after, partial=output)
     if not run.completed:
-        raise DriverError("infra", f"{agent} exited without {parser.closing_event}",
+        raise DriverError(kind, f"{agent} exited without {parser.closing_event}{after}",
                           partial=output)
     return output
 

@@ -1,20 +1,24 @@
-"""What the HTTP runtimes share: base URLs, timed streaming reads, server errors as
-DriverError, and the reading of counters a server sends."""
+"""What the HTTP runtimes share: base URLs, timed streaming reads, retries of transient
+server errors, server errors as DriverError, and the reading of counters a server sends."""
 
 from __future__ import annotations
 
+import email.utils
 import ipaddress
 import json
+import random
 import ssl
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from benchrig.drivers.base import DriverOutput, Transcript
 from benchrig.errors import DriverError, UsageError
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
+from benchrig.metrics import Metrics
 from benchrig.textsafe import stored
 
 if TYPE_CHECKING:
@@ -22,6 +26,13 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_S = 10.0
 ERROR_BODY_CHARS = 2000
+# Transient server errors (docs/results.md#errors): retried up to RETRIES times, waiting
+# BACKOFF_BASE_S·2^n ± 50 % (or what Retry-After asks), never more than BACKOFF_CAP_S at a
+# time and never past the attempt's deadline.
+RETRIES = 4
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 8.0
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 
 def base_url(url: str, driver: str) -> str:
@@ -88,6 +99,9 @@ def server_message(body: bytes) -> str:
 def _transport_error(exc: Exception, url: str, timeout_s: float) -> DriverError:
     import httpx
 
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):  # the server, not the model
+        return DriverError("infra", f"could not connect to {url} in time "
+                           f"({type(exc).__name__})")
     if isinstance(exc, httpx.TimeoutException):
         return DriverError("timeout", f"no answer from {url} within {timeout_s:g} s "
                            f"({type(exc).__name__})")
@@ -98,18 +112,96 @@ def _transport_error(exc: Exception, url: str, timeout_s: float) -> DriverError:
     return DriverError("infra", f"HTTP request to {url} failed: {type(exc).__name__}: {exc}")
 
 
-def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
-                 headers: Mapping[str, str] | None = None,
-                 timeout_s: float = 60.0) -> dict[str, Any]:
-    """One plain JSON request whose answer is an object; a refused connection, an HTTP error
-    or anything but a JSON object → DriverError."""
+def retry_after(value: str | None) -> float | None:
+    """A Retry-After header in seconds (delta-seconds or an HTTP date); None when absent or
+    unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _unanswered(exc: Exception) -> bool:
+    """A connection the server closed or reset before answering: safe to send again. A
+    refused connection is not retried: nothing listens there, and waiting will not help."""
     import httpx
 
-    try:
-        response = http.request(method, url, json=body, headers=headers, timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise _transport_error(exc, url, timeout_s) from None
-    if response.status_code >= 400:
+    return isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError)
+
+
+@dataclass
+class Retries:
+    """The retries of one attempt's requests, recorded in `metrics.engine.retries`."""
+
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    def wait(self, reason: str, asked_s: float | None, deadline: float) -> bool:
+        """Sleep before the next try and return True; False when the retries are spent or
+        the wait would reach `deadline` (perf_counter): the attempt's time is never slept."""
+        if len(self.log) >= RETRIES:
+            return False
+        if asked_s is not None:
+            wait = min(asked_s, BACKOFF_CAP_S)
+        else:  # jitter: attempts that failed together do not all come back together
+            wait = min(BACKOFF_BASE_S * 2 ** len(self.log) * random.uniform(0.5, 1.5),
+                       BACKOFF_CAP_S)
+        if time.perf_counter() + wait >= deadline:
+            return False
+        self.log.append({"reason": reason, "wait_s": round(wait, 3),
+                         "retry_after_s": asked_s})
+        time.sleep(wait)
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": len(self.log), "tries": list(self.log)}
+
+    def record(self, engine: dict[str, Any]) -> None:
+        """Put the retries, if there were any, into a driver's engine data."""
+        if self.log:
+            engine["retries"] = self.to_json()
+
+    def attach(self, error: DriverError, runtime: Mapping[str, Any]) -> DriverError:
+        """`error` with the retries before it kept in its partial output (`runtime`: what
+        the result's environment names)."""
+        if not self.log or error.partial is not None:
+            return error
+        tries = f"{len(self.log)} retr{'y' if len(self.log) == 1 else 'ies'}"
+        return DriverError(error.kind, f"{error.message} (after {tries})", DriverOutput(
+            Transcript(answer=""), Metrics(engine={"retries": self.to_json()}), runtime))
+
+
+def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
+                 headers: Mapping[str, str] | None = None,
+                 timeout_s: float = 60.0, retries: Retries | None = None) -> dict[str, Any]:
+    """One plain JSON request whose answer is an object; a refused connection, an HTTP error
+    or anything but a JSON object → DriverError. With `retries`, transient errors are
+    retried within `timeout_s`."""
+    import httpx
+
+    deadline = time.perf_counter() + timeout_s
+    while True:
+        try:
+            response = http.request(method, url, json=body, headers=headers,
+                                    timeout=max(deadline - time.perf_counter(), 0.001))
+        except httpx.HTTPError as exc:
+            if retries and _unanswered(exc) and retries.wait(type(exc).__name__, None,
+                                                             deadline):
+                continue
+            raise _transport_error(exc, url, timeout_s) from None
+        if response.status_code < 400:
+            break
+        if retries and response.status_code in RETRY_STATUSES and retries.wait(
+                f"HTTP {response.status_code}",
+                retry_after(response.headers.get("retry-after")), deadline):
+            continue
         raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
                           f"{server_message(response.content)}")
     try:
@@ -157,32 +249,47 @@ class StreamRead:
 
 def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead, deadline: float,
                 timeout_s: float, headers: Mapping[str, str] | None = None,
-                ) -> Iterator[tuple[bytes, float]]:
+                retries: Retries | None = None) -> Iterator[tuple[bytes, float]]:
     """POST and yield (raw chunk, perf_counter when it arrived) as the bytes come in.
 
+    With `retries`, a transient error before the first byte (RETRY_STATUSES, a connection
+    closed or reset unanswered) is retried; `read` then times the request that answered.
     Raises DriverError: connection refused or reset (infra), an HTTP error status with the
     server's own message (infra), no byte for `timeout_s` or past `deadline` (timeout).
     """
     import httpx
 
-    read.began = time.perf_counter()
-    try:
-        with http.stream("POST", url, json=body, headers=headers,
-                         extensions={"trace": read.trace}) as response:
-            read.server = response.headers.get("server")
-            if response.status_code >= 400:
-                raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
-                                  f"{server_message(response.read())}")
-            for chunk in response.iter_bytes():
-                now = time.perf_counter()
-                read.chunks += 1
-                read.bytes += len(chunk)
-                yield chunk, now
-                if now > deadline:
-                    raise DriverError("timeout", f"the stream from {url} exceeded "
-                                      f"timeout_s={timeout_s:g}")
-    except httpx.HTTPError as exc:
-        raise _transport_error(exc, url, timeout_s) from None
+    while True:
+        read.began, read.dispatched = time.perf_counter(), None
+        try:
+            # a retry has only what is left of the attempt's time (the first has it all)
+            left = (max(deadline - read.began, 0.001) if retries and retries.log
+                    else httpx.USE_CLIENT_DEFAULT)
+            with http.stream("POST", url, json=body, headers=headers, timeout=left,
+                             extensions={"trace": read.trace}) as response:
+                read.server = response.headers.get("server")
+                if response.status_code >= 400:
+                    message = server_message(response.read())
+                    if (retries and response.status_code in RETRY_STATUSES and retries.wait(
+                            f"HTTP {response.status_code}",
+                            retry_after(response.headers.get("retry-after")), deadline)):
+                        continue
+                    raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
+                                      f"{message}")
+                for chunk in response.iter_bytes():
+                    now = time.perf_counter()
+                    read.chunks += 1
+                    read.bytes += len(chunk)
+                    yield chunk, now
+                    if now > deadline:
+                        raise DriverError("timeout", f"the stream from {url} exceeded "
+                                          f"timeout_s={timeout_s:g}")
+                return
+        except httpx.HTTPError as exc:
+            if (retries and read.chunks == 0 and _unanswered(exc)
+                    and retries.wait(type(exc).__name__, None, deadline)):
+                continue
+            raise _transport_error(exc, url, timeout_s) from None
 
 
 def positive(value: Any) -> float | None:

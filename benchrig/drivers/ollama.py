@@ -10,6 +10,7 @@ from typing import Any
 from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
 from benchrig.drivers.httpstream import (
     MALFORMED,
+    Retries,
     StreamRead,
     as_text,
     base_url,
@@ -111,12 +112,21 @@ class OllamaDriver:
         ollama_url(provider)  # only the URL's shape: a dead server becomes a result
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        root, s, model = ollama_url(request.provider), request.settings, request.model
+        root, retries = ollama_url(request.provider), Retries()
+        try:
+            return self._run(request, root, retries)
+        except DriverError as exc:
+            raise retries.attach(exc, {"name": "ollama", "base_url": root}) from None
+
+    def _run(self, request: DriverRequest, root: str, retries: Retries) -> DriverOutput:
+        s, model = request.settings, request.model
         began = time.perf_counter()
         with client(s.timeout_s, root) as http:
             request.progress.phase(f"asking {root} about {model}")
-            version = as_text(request_json(http, "GET", f"{root}/api/version").get("version"))
-            show = request_json(http, "POST", f"{root}/api/show", {"model": model})
+            version = as_text(request_json(http, "GET", f"{root}/api/version",
+                                           retries=retries).get("version"))
+            show = request_json(http, "POST", f"{root}/api/show", {"model": model},
+                                retries=retries)
             capabilities = show.get("capabilities")
             can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
             think = s.think if s.think is not None and can_think else None
@@ -136,7 +146,8 @@ class OllamaDriver:
                 body = {"model": model, "messages": [], "stream": False,
                         "options": {"num_ctx": s.context_size}}
                 reply = request_json(http, "POST", f"{root}/api/chat", body,
-                                     timeout_s=max(1.0, s.timeout_s - (started - began)))
+                                     timeout_s=max(1.0, s.timeout_s - (started - began)),
+                                     retries=retries)
                 load_time_s = time.perf_counter() - started
                 warmup = {k: reply.get(k) for k in ("done_reason", "load_duration")
                           if k in reply}
@@ -145,8 +156,9 @@ class OllamaDriver:
             if think is not None:
                 body["think"] = think
             request.progress.phase("generating")
-            transcript, engine, collector = self._stream(http, root, body, request)
+            transcript, engine, collector = self._stream(http, root, body, request, retries)
             after = _loaded(http, root, model)
+        retries.record(engine)
         engine["placement"] = placement(after)
         if after is not None:
             engine["ps"] = {k: after.get(k) for k in ("size", "size_vram", "context_length")}
@@ -171,7 +183,7 @@ class OllamaDriver:
                             effective=effective)
 
     def _stream(self, http: Any, root: str, body: dict[str, Any], request: DriverRequest,
-                ) -> tuple[Transcript, dict[str, Any], StreamCollector]:
+                retries: Retries) -> tuple[Transcript, dict[str, Any], StreamCollector]:
         s = request.settings
         url = f"{root}/api/chat"
         decoder, read = NDJSONDecoder(), StreamRead()
@@ -183,7 +195,7 @@ class OllamaDriver:
         now = dispatched
 
         for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
-                                      s.timeout_s):
+                                      s.timeout_s, retries=retries):
             for raw in decoder.feed(chunk):
                 final = line(raw, now) or final
             request.progress.tokens(collector.token_events)

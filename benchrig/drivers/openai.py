@@ -10,6 +10,7 @@ from typing import Any
 from benchrig.drivers.base import DriverOutput, DriverRequest, Settings, Transcript
 from benchrig.drivers.httpstream import (
     MALFORMED,
+    Retries,
     StreamRead,
     as_text,
     base_url,
@@ -137,7 +138,14 @@ class OpenAIDriver:
         openai_url(provider)
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        root, s = openai_url(request.provider), request.settings
+        root, retries = openai_url(request.provider), Retries()
+        try:
+            return self._run(request, root, retries)
+        except DriverError as exc:
+            raise retries.attach(exc, {"name": "openai-compatible", "base_url": root}) from None
+
+    def _run(self, request: DriverRequest, root: str, retries: Retries) -> DriverOutput:
+        s = request.settings
         url = f"{root}/chat/completions"
         headers = _headers()
         body = request_body(request.model, list(request.messages), s)
@@ -149,7 +157,7 @@ class OpenAIDriver:
             state = _Stream(collector)
             now = dispatched
             for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
-                                          s.timeout_s, headers):
+                                          s.timeout_s, headers, retries):
                 for event in decoder.feed(chunk):
                     state.event(event.data, now, url)
                     if state.done:
@@ -174,19 +182,23 @@ class OpenAIDriver:
                                      headers)
             probe = None
             if state.usage is None and state.timings is None and perf is None:
-                probe = self._probe_usage(http, url, body, headers, s.timeout_s)
-        return self._output(request, root, body, state, read, probe, server, perf,
-                            keyed=bool(headers))
+                probe = self._probe_usage(http, url, body, headers, s.timeout_s, retries)
+        output = self._output(request, root, body, state, read, probe, server, perf,
+                              keyed=bool(headers))
+        retries.record(output.metrics.engine)
+        return output
 
     def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
-                     headers: dict[str, str], timeout_s: float) -> dict[str, Any] | None:
+                     headers: dict[str, str], timeout_s: float,
+                     retries: Retries) -> dict[str, Any] | None:
         """The server sent no usage while streaming (llama-cpp-python never does): ask for the
         prompt's token count with the same messages, unstreamed and one token long, after the
         timed stream. A failure leaves the count unknown; it never fails the attempt."""
         probe = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
         probe["max_tokens"] = 1
         try:
-            reply = request_json(http, "POST", url, probe, headers, timeout_s=timeout_s)
+            reply = request_json(http, "POST", url, probe, headers, timeout_s=timeout_s,
+                                 retries=retries)
         except DriverError:
             return None
         usage = reply.get("usage")
