@@ -15,6 +15,7 @@ import pytest
 
 from benchrig import cli, runner
 from benchrig import result as result_module
+from benchrig.drivers.base import DriverOutput
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.jsonsafe import json_safe
 from benchrig.report import RENDERERS
@@ -305,3 +306,25 @@ def test_the_bundled_solutions_still_pass_unchanged(tmp_path: Path, results_dir:
                    results_dir=results_dir)
     assert ran.code == 0, ran.stdout + ran.stderr
     assert "lru-cache oracle replay: pass (2/2 checks)" in ran.stdout
+
+
+class CrashingDriver:
+    """A driver with a bug that strange input reaches: it raises something not a DriverError."""
+
+    name, kind = "crashing", "runtime"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        pass
+
+    def run(self, request: object) -> DriverOutput:
+        raise KeyError("\ud800\x9b[2Kbroken")
+
+
+def test_a_driver_that_crashes_leaves_a_harness_error_result(tmp_path: Path) -> None:
+    task = load_task(TASKS / "bat-and-ball.md")
+    done = run_attempt(task, "m", CrashingDriver(), None, settings_for(task, Overrides()),
+                       tmp_path / "results")
+    assert done.result["result"] == "error" and done.result["error"]["kind"] == "harness"
+    assert "the crashing driver failed: KeyError" in done.result["error"]["message"]
+    clean(done.result["error"]["message"])
+    assert [r["result"] for r in results_in(tmp_path / "results")] == ["error"]
