@@ -10,12 +10,30 @@ STAMP  := $(VENV)/.installed
 PI_VERSION   := 0.73.1
 AGENTS_STAMP := .agents/.pi-$(PI_VERSION)
 
+# llama.cpp is built for a fixed x86-64 baseline (AVX2, FMA, F16C), not for the build
+# machine: a native build on a CPU that lists AMX emits tile instructions that a virtual
+# machine may refuse (SIGILL, "Illegal instruction"), and pip's own wheel cache would hand
+# that build to every later checkout whatever the CPU. The wheel is kept in a cache of our
+# own, keyed by version and flags, so it is compiled once per machine.
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+                 -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+WHEELS        := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchrig/wheels/llama-$(LLAMA_VERSION)-avx2
+LLAMA_WHEEL   := $(WHEELS)/.built
+
 .PHONY: install agents sandbox-tools run test lint bench clean
 
-$(STAMP): pyproject.toml
+$(LLAMA_WHEEL):
+	@echo "building llama-cpp-python $(LLAMA_VERSION) for x86-64 with AVX2 (once per machine, ~5 min on 2 cores)" >&2
+	CMAKE_ARGS="$(LLAMA_CMAKE)" $(PYTHON) -m pip wheel --quiet --no-deps --no-cache-dir \
+	  --wheel-dir $(WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'
+	touch $@
+
+$(STAMP): pyproject.toml $(LLAMA_WHEEL)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	@echo "installing BenchRig with llama-cpp-python (the first build of llama.cpp takes ~5 min)" >&2
+	$(BIN)/pip install --quiet --no-deps --force-reinstall --no-index --find-links $(WHEELS) \
+	  'llama-cpp-python==$(LLAMA_VERSION)'
 	$(BIN)/pip install --quiet -e '.[local,dev]'
 	touch $(STAMP)
 

@@ -13,6 +13,7 @@ import pytest
 
 from benchrig.drivers import confine
 from benchrig.drivers.agent import drive
+from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.base import DriverRequest, Settings
 from benchrig.drivers.codex import CodexParser
 from benchrig.drivers.confine import Support
@@ -54,8 +55,8 @@ def test_ttft_is_never_after_the_wall(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setattr(confine, "detect", lambda: Support(None, "test: unconfined"))
     task = load_task(TASKS / "lru-cache.md")
     request = DriverRequest(task, render(task, "agent"), "m", None, Settings(timeout_s=30))
-    output = drive(request, agent="codex", argv=agent(tmp_path), env={}, parser=CodexParser(),
-                   runtime={}, effective={})
+    output = drive(request, agent="codex", argv=agent(tmp_path), needs=Needs(),
+                   parser=CodexParser(), runtime={}, effective={})
     m = output.metrics
     assert m.ttft_ms is not None and m.wall_s is not None
     assert 300 <= m.ttft_ms <= m.wall_s * 1000

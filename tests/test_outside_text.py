@@ -159,7 +159,7 @@ def test_when_no_result_can_be_written_the_cli_says_so_counts_it_and_goes_on(
     assert ended.value.code == 1
     out, err = capsys.readouterr()
     assert err.count("no result could be written") == 2
-    assert "0% (0/2), 2 error" in out  # both attempts are counted, as errors
+    assert "—, 2 errors" in out  # both attempts are counted, as errors beside the rate
     clean(out)
     assert "\x9b" not in err
 
@@ -205,7 +205,7 @@ def test_surrogates_and_controls_from_an_agent_leave_results_and_a_clean_termina
     found = results_in(results_dir)
     assert [r["result"] for r in found] == ["error", "error"]
     assert "\\ud800" in found[0]["error"]["message"]
-    assert "0% (0/2), 2 error" in ran.stdout
+    assert "—, 2 errors" in ran.stdout
     clean(ran.stdout)
     for sidecar in results_dir.glob("*.transcript.jsonl"):
         sidecar.read_text(encoding="utf-8")  # written whole, strict UTF-8
@@ -247,7 +247,7 @@ def test_a_surrogate_in_a_server_error_body_leaves_a_result(results_dir: Path) -
     found = results_in(results_dir)
     assert [r["result"] for r in found] == ["error", "error"]
     assert "model \\ud800 not found" in found[0]["error"]["message"]
-    assert "0% (0/2), 2 error" in ran.stdout
+    assert "—, 2 errors" in ran.stdout
     clean(ran.stdout)
 
 
