@@ -185,7 +185,7 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
     ) for task, group in sorted(tasks.items()))
 
 
-def deterministic(results: list[Result], runs: int) -> bool:
+def all_greedy(results: list[Result], runs: int) -> bool:
     """Two runs or more, and every attempt that reached a verdict was sent temperature 0:
     greedy decoding repeats one generation, so the runs are not samples (a range shows no
     sampling variance). Unknown temperatures (agents, replay) are never called greedy."""
@@ -219,7 +219,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         max_checks=max((r["checks"]["total"] for r in results), default=0),
         avg_output_tokens=mean_known(r["metrics"]["output_tokens"] for r in results),
         speed=speed_figures(results) if suite == "speed" else (),
-        deterministic=deterministic(results, len(runs)),
+        deterministic=all_greedy(results, len(runs)),
     )
 
 

@@ -1,8 +1,9 @@
 """A fixed, schema-valid set of result files for the scorecard tests and the golden report.
 
 Synthetic on purpose (the figures are chosen, not measured): two models, every suite,
-three sampled runs (temperature 0.7, a seed each) of one of them, a truncated answer, a response cut off while thinking, an
-error, and a decode rate computed over the 0.001 s floor.
+three sampled runs (temperature 0.7, a seed each) of one of them, a truncated answer, a
+response cut off while thinking, an error, and a decode rate computed over the 0.001 s
+floor.
 """
 
 from __future__ import annotations
