@@ -54,6 +54,9 @@ def run(
     think: Annotated[bool | None, typer.Option("--think/--no-think",
         help="Force thinking on or off (default: benchrig.toml per suite, else the model's).")
                      ] = None,
+    seed: Annotated[int, typer.Option(min=0, max=2**31 - 1,
+        help="Base seed: run k of a task is sent seed + k (where the runtime takes one).")
+                    ] = 0,
     config: Annotated[Path | None, typer.Option("--config",
         help="Settings file (default: ./benchrig.toml if present).")] = None,
     require_isolation: Annotated[bool, typer.Option("--require-isolation",
@@ -100,7 +103,7 @@ def run(
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
-    overrides = Overrides(temperature, max_tokens, context_size, threads, think)
+    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
     plan = list(matrix(chosen, models, runs))
     if retry_errors:
@@ -115,7 +118,8 @@ def run(
     with RunProgress(len(plan)) as bar:
         for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
-            settings = settings_for(task, overrides, model=name, config=settings_file)
+            settings = settings_for(task, overrides, model=name, config=settings_file,
+                                    run_index=run_index)
             try:
                 attempt = run_attempt(task, name, engine, provider, settings, out_dir,
                                       agent=driver, progress=bar.attempt(label),

@@ -48,6 +48,9 @@ def seconds(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f} s"
 
 
+DETERMINISTIC = "deterministic runs (temperature 0)"
+
+
 def interval_note(cards: list[ModelCard]) -> str:
     runs = max((s.runs for c in cards for s in c.suites.values()), default=1)
     note = ("pass rates over the attempts that reached a verdict (a timeout counts as "
@@ -55,6 +58,9 @@ def interval_note(cards: list[ModelCard]) -> str:
     if runs >= 2:
         note += (f"; [low-high] = range of the per-run rates, min-max over up to {runs} "
                  "runs")
+    if any(s.deterministic for c in cards for s in c.suites.values()):
+        note += (f"; {DETERMINISTIC}: every run was greedy decoding, so the runs repeat one "
+                 "generation and a range shows no sampling variance")
     return note
 
 
@@ -95,6 +101,8 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
             text += f" · thinking {pct(card.thinking_share)} of output tokens"
     if card.errors:
         text += f" · {errors_text(card.errors)}"
+    if card.deterministic:
+        text += f" · {DETERMINISTIC}"
     return text
 
 

@@ -46,6 +46,12 @@ class Overrides:
     context_size: int | None = None
     threads: int | None = None
     think: bool | None = None
+    seed: int = 0  # the base seed: run k of a task is sent seed + k
+
+
+# What a driver may send, drop or cap: the result records what it says it sent (its
+# `effective`), null where it says nothing, and what was asked as `<name>_requested`.
+SENT = ("temperature", "max_tokens", "context_size", "think", "seed", "threads")
 
 
 class UnrecordedAttempt(BenchRigError):
@@ -64,7 +70,7 @@ class Attempt:
 
 
 def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
-                 config: Config | None = None) -> Settings:
+                 config: Config | None = None, run_index: int = 0) -> Settings:
     """Command line over task frontmatter over benchrig.toml over defaults.
 
     A thinking model (config `thinking_models`) gets the task's token budget times
@@ -72,6 +78,8 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
     `--max-tokens` is taken as given. `think` left at None means the model's own default.
     Without `--context-size` the context grows past the default to fit the budget and a
     prompt (`max_tokens + PROMPT_ROOM`), so a multiplied budget is not silently capped.
+    Run `run_index` of a task asks for seed `overrides.seed + run_index`, so repeated runs
+    are distinct, reproducible samples wherever the runtime honours a seed.
     """
     config = config or Config()
     def pick(*values: Any) -> Any:
@@ -100,12 +108,22 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
         context_size_source=context_source,
         think=think,
         threads=overrides.threads,
+        seed=overrides.seed + run_index,
         timeout_s=float(task.timeout_s),
         thinking_model=config.is_thinking_model(model) if model else None,
         max_tokens_multiplier=multiplier,
         think_source=think_source,
         config_file=str(config.path) if config.path else None,
     )
+
+
+def recorded_settings(settings: Settings, output: DriverOutput | None) -> dict[str, Any]:
+    """The settings as the driver says it used them: for each of SENT its `effective` value
+    (null when it did not say: nothing was sent, or nothing is known), beside what was asked."""
+    asked = settings.to_json()
+    effective = dict(output.effective) if output else {}
+    return {**asked, **effective, **{name: effective.get(name) for name in SENT},
+            **{f"{name}_requested": asked[name] for name in SENT}}
 
 
 def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: str | None,
@@ -142,7 +160,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "suite": task.suite,
         "driver": driver.name,
         "provider": provider,
-        "settings": {**settings.to_json(), **(dict(output.effective) if output else {})},
+        "settings": recorded_settings(settings, output),
         "checks": {
             "passed": sum(d.passed for d in details),
             "total": len(details),

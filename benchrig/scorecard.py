@@ -72,6 +72,7 @@ class SuiteCard:
     max_checks: int = 0
     avg_output_tokens: float | None = None
     speed: tuple[SpeedFigures, ...] = ()
+    deterministic: bool = False
 
     @property
     def rate(self) -> float | None:
@@ -192,6 +193,15 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
     ) for task, group in sorted(tasks.items()))
 
 
+def all_greedy(results: list[Result], runs: int) -> bool:
+    """Two runs or more, and every attempt that reached a verdict was sent temperature 0:
+    greedy decoding repeats one generation, so the runs are not samples (a range shows no
+    sampling variance). Unknown temperatures (agents, replay) are never called greedy."""
+    decided = [r for r in results if r["result"] != "error"]
+    return runs >= 2 and bool(decided) and all(
+        r["settings"].get("temperature") == 0 for r in decided)
+
+
 def suite_card(suite: str, results: list[Result]) -> SuiteCard:
     runs = by_run(results)
     scored = _scored(results)
@@ -217,6 +227,7 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
         max_checks=max((r["checks"]["total"] for r in results), default=0),
         avg_output_tokens=mean_metric((r["metrics"] for r in results), "output_tokens"),
         speed=speed_figures(results) if suite == "speed" else (),
+        deterministic=all_greedy(results, len(runs)),
     )
 
 

@@ -1,8 +1,9 @@
 """A fixed, schema-valid set of result files for the scorecard tests and the golden report.
 
 Synthetic on purpose (the figures are chosen, not measured): two models, every suite,
-three runs of one of them, a truncated answer, a response cut off while thinking, an
-error, and a decode rate computed over the 0.001 s floor.
+three sampled runs (temperature 0.7, a seed each) of one of them, a truncated answer, a
+response cut off while thinking, an error, and a decode rate computed over the 0.001 s
+floor.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Builder:
                  evidence={}, isolation=None, code_source=None, sandbox_error=None,
                  error={"kind": "infra", "message": "server down"} if outcome == "error"
                  else None)
+        # sampled runs, each with its own seed (as `--runs` sends them)
+        r["settings"] = {**r["settings"], "temperature": 0.7, "seed": run}
         passed, total = checks
         r["checks"] = {"passed": passed, "total": total,
                        "details": [{"name": f"check {i}", "passed": i < passed, "message": ""}

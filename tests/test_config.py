@@ -128,8 +128,9 @@ def test_cli_records_the_effective_settings(tmp_path: Path) -> None:
     assert ran.code == 0, ran.stderr
     (path,) = results.glob("*.json")
     settings = json.loads(path.read_text())["settings"]
-    assert (settings["max_tokens"], settings["max_tokens_multiplier"]) == (4096, 4)
-    assert (settings["think"], settings["think_source"]) == (False, "command line")
+    # replay sends nothing: what was asked is recorded as `<name>_requested`
+    assert (settings["max_tokens_requested"], settings["max_tokens_multiplier"]) == (4096, 4)
+    assert (settings["think_requested"], settings["think_source"]) == (False, "command line")
     assert (settings["thinking_model"], settings["config_file"]) == (True, str(config))
-    assert (settings["context_size"], settings["context_size_source"]) == (4096 + 2048,
-                                                                           "max_tokens + 2048")
+    assert (settings["context_size_requested"], settings["context_size_source"]) == (
+        4096 + 2048, "max_tokens + 2048")

@@ -158,10 +158,10 @@ def test_settings_record_the_think_switch_that_was_sent() -> None:
     out, server = run(reply, model="qwen3", think=False, thinking_model=True)
     (sent,) = server.posted("/v1/chat/completions")
     assert sent["chat_template_kwargs"] == {"enable_thinking": False}
-    assert (out.effective["think"], out.effective["think_requested"]) == (False, False)
+    assert out.effective["think"] is False
     out, server = run(reply, think=True, thinking_model=False)
     assert "chat_template_kwargs" not in server.posted("/v1/chat/completions")[0]
-    assert (out.effective["think"], out.effective["think_requested"]) == (None, True)
+    assert out.effective["think"] is None  # the runner keeps what was asked
 
 
 def test_api_key_comes_from_the_environment_and_is_never_recorded(

@@ -25,9 +25,10 @@ MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are coun
 PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, *NUMERIC_ERRORS)
 
 
-# Sampling settings an agent CLI keeps to itself: unknown unless a driver knows them.
+# Settings an agent CLI keeps to itself (it sends no seed, and its own sampling and
+# budget): unknown, so null, unless a driver knows them.
 UNCONTROLLED: dict[str, Any] = dict.fromkeys(
-    ("temperature", "max_tokens", "context_size", "think", "seed"))
+    ("temperature", "max_tokens", "context_size", "think", "seed", "threads"))
 
 
 @dataclass

@@ -199,11 +199,12 @@ class LlamaCppDriver:
             metrics=metrics,
             runtime={"name": "llama-cpp-python", "version": llama_cpp.__version__,
                      "model_path": str(path)},
-            effective={"context_size": settings.context_size, "threads": threads,
-                       "max_tokens": budget, "chat_format": llm.chat_format,
-                       "prompt_cache": False, **SAMPLING,
-                       **({"max_tokens_requested": settings.max_tokens,
-                           "max_tokens_capped_by": f"context {settings.context_size} - prompt "
+            # no think switch exists here: the chat template runs as it is
+            effective={"temperature": settings.temperature, "seed": settings.seed,
+                       "think": None, "context_size": settings.context_size,
+                       "threads": threads, "max_tokens": budget,
+                       "chat_format": llm.chat_format, "prompt_cache": False, **SAMPLING,
+                       **({"max_tokens_capped_by": f"context {settings.context_size} - prompt "
                                                    f"{len(prompt)}"}
                           if budget < settings.max_tokens else {})},
         )

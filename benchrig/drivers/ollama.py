@@ -175,9 +175,11 @@ class OllamaDriver:
             per_second(prompt_n, prompt_ns, NS), engine, load_time_s,
             cost_source="no price table",  # not BenchRig's own run: no guessed 0
             received_bytes=collector.received_bytes)  # Ollama hides no generated text
-        effective = {"think": think, "think_requested": s.think, "think_capable": can_think,
-                     "num_ctx": s.context_size, "num_predict": s.max_tokens,
-                     "threads": s.threads, "capabilities": capabilities}
+        effective = {"think": think, "think_capable": can_think,
+                     "temperature": options["temperature"], "seed": options.get("seed"),
+                     "max_tokens": options["num_predict"], "context_size": options["num_ctx"],
+                     "threads": options.get("num_thread"), "num_ctx": options["num_ctx"],
+                     "num_predict": options["num_predict"], "capabilities": capabilities}
         return DriverOutput(transcript=transcript, metrics=metrics,
                             runtime={"name": "ollama", "version": version, "base_url": root},
                             effective=effective)

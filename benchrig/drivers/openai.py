@@ -240,10 +240,10 @@ class OpenAIDriver:
         metrics = state.collector.metrics(
             output, out_source, input_tokens, "server", prefill, engine, cost_usd=cost,
             cost_source=cost_source)
-        s = request.settings
         server = server or {}
-        effective = {"think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
-                     "think_requested": s.think,
+        effective = {"temperature": sent.get("temperature"), "max_tokens": sent.get("max_tokens"),
+                     "seed": sent.get("seed"),
+                     "think": sent.get("chat_template_kwargs", {}).get("enable_thinking"),
                      # set by the server, not by this request: known only if it says so
                      "context_size": count(server.get("context_size")),
                      "threads": count(server.get("threads")),
