@@ -24,8 +24,10 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from benchrig.core.settings import Settings  # noqa: E402
+from benchrig.core.transcript import DriverOutput  # noqa: E402
 from benchrig.drivers import get_driver  # noqa: E402
-from benchrig.drivers.base import DriverOutput, DriverRequest, Settings  # noqa: E402
+from benchrig.drivers.base import DriverRequest  # noqa: E402
 from benchrig.drivers.ollama import ChatLines  # noqa: E402
 from benchrig.drivers.openai import _Stream  # noqa: E402
 from benchrig.metrics import StreamCollector  # noqa: E402

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from benchrig import paths
-from benchrig.errors import BenchRigError, TaskError, UsageError
+from benchrig.core.errors import BenchRigError, TaskError, UsageError
 from benchrig.textsafe import printable
 from benchrig.ui import RunProgress, error, info, warn
 
 if TYPE_CHECKING:
-    from benchrig.spec import TaskSpec
+    from benchrig.core.task import TaskSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "

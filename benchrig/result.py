@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig.errors import ResultError, UsageError
+from benchrig.core.errors import ResultError, UsageError
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1

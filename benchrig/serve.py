@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from benchrig.errors import DriverError
+from benchrig.core.errors import DriverError
 
 # chatml accepts list-of-parts message content (as pi sends); the GGUF's own Jinja
 # template fails on it. chatml also drops SmolLM2's default system prompt, so the chat

@@ -16,8 +16,8 @@ import json, sys
 from pathlib import Path
 from benchrig import sandbox
 from benchrig.checks.judge import judge, load_checkers
-from benchrig.drivers.base import Transcript
-from benchrig.errors import DriverError
+from benchrig.core.transcript import Transcript
+from benchrig.core.errors import DriverError
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_tasks, task_paths
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from benchrig.drivers.base import DriverRequest, Settings
+from benchrig.core.settings import Settings
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.openai import OpenAIDriver
 from benchrig.prompt import render
 from benchrig.result import validate

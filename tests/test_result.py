@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.errors import ResultError
+from benchrig.core.errors import ResultError
 from benchrig.result import load_results, result_path, safe_name, validate, write_result
 from tests.conftest import ROOT, benchrig
 

@@ -9,9 +9,12 @@ from fractions import Fraction
 
 import pytest
 
-from benchrig.checks.judge import Verdict, judge
-from benchrig.drivers.base import Settings, Transcript
-from benchrig.spec import TaskSpec, load_task, load_tasks, task_paths
+from benchrig.checks.judge import judge
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import Verdict
+from benchrig.spec import load_task, load_tasks, task_paths
 from tests.conftest import TASKS
 
 # ---------------------------------------------------------------- independent solutions

@@ -4,35 +4,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from benchrig.checks.coding import CheckDetail, failed_details, run_tests
+from benchrig.checks.coding import run_tests
 from benchrig.checks.extract import extract_code, truncation_message
-from benchrig.drivers.base import Settings, Transcript
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import Verdict, failed_details
 from benchrig.sandbox import child_source
-from benchrig.spec import TaskSpec
 
 EVIDENCE_CHARS = 4000
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the check decided, with the evidence a reader needs to audit it."""
-
-    result: str  # pass | fail | no-test
-    details: tuple[CheckDetail, ...] = ()
-    notes: str = ""
-    truncated: bool = False
-    truncated_thinking: bool = False
-    isolation: str | None = None
-    code_source: str | None = None
-    sandbox_error: str | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> int:
-        return sum(d.passed for d in self.details)
 
 
 Checker = Callable[[TaskSpec, Transcript, Settings], Verdict]

@@ -7,6 +7,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from benchrig.core.errors import UsageError
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import (
     AgentRun,
     StreamParser,
@@ -18,8 +20,7 @@ from benchrig.drivers.agent import (
 )
 from benchrig.drivers.agent_env import Needs, config_dir, host_home
 from benchrig.drivers.agent_process import locate
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import UsageError
+from benchrig.drivers.base import DriverRequest
 
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
 OUTPUT_FORMATS = {

@@ -7,11 +7,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from benchrig.core.errors import UsageError
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import UsageError
+from benchrig.drivers.base import DriverRequest
 
 INSTALL_HINT = "npm install -g @openai/codex"
 # exec never asks for approval; the sandbox lets it write only inside the workspace.

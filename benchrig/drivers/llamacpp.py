@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
-from benchrig.errors import DriverError, UsageError
+from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.transcript import DriverOutput, Transcript
+from benchrig.drivers.base import DriverRequest
 from benchrig.metrics import StreamCollector
 
 # Models known by name: (package that ships the file, file inside it).

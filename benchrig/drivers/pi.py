@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.errors import UsageError
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import (
     AgentRun,
     StreamParser,
@@ -26,8 +28,7 @@ from benchrig.drivers.agent import (
 )
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import UsageError
+from benchrig.drivers.base import DriverRequest
 
 PACKAGE = "@mariozechner/pi-coding-agent"
 PINNED_VERSION = "0.73.1"  # the version `make agents` installs and the tests run

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
-from benchrig.errors import DriverError, UsageError
-from benchrig.metrics import Metrics
+from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.metrics import Metrics
+from benchrig.core.transcript import DriverOutput, Transcript
+from benchrig.drivers.base import DriverRequest
 from benchrig.thinking import ThinkSplitter
 
 
