@@ -24,10 +24,17 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
 FORMATS = ("table", "markdown", "csv")
 
 
-def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
+def _tasks(selectors: list[str]) -> list[TaskSpec]:
+    """The tasks named (all by default), their checks validated by the registered checks."""
+    from benchrig.checks.judge import load_checkers
     from benchrig.spec import load_tasks, task_paths
 
-    tasks = load_tasks(task_paths(selectors))
+    load_checkers()
+    return load_tasks(task_paths(selectors))
+
+
+def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
+    tasks = _tasks(selectors)
     if suites:
         tasks = [t for t in tasks if t.suite in suites]
     return tasks
@@ -176,9 +183,7 @@ def validate(
         help="Task files, ids or folders (default: tasks/).")] = None,
 ) -> None:
     """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
-    from benchrig.spec import load_tasks, task_paths
-
-    loaded = load_tasks(task_paths(paths_ or []))
+    loaded = _tasks(paths_ or [])
     typer.echo(f"{len(loaded)} task(s) valid")
 
 
@@ -252,9 +257,8 @@ def serve(
 def list_() -> None:
     """The bundled tasks and the registered drivers."""
     from benchrig.drivers import known
-    from benchrig.spec import load_tasks, task_paths
 
-    for task in load_tasks(task_paths([])):
+    for task in _tasks([]):
         typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {task.title}")
     typer.echo(f"\ndrivers: {', '.join(known())}")
 

@@ -14,7 +14,6 @@ from itertools import pairwise
 from typing import Any
 
 from benchrig.checks.evaluators import Decision, evaluate, known_evaluator
-from benchrig.checks.judge import checker
 from benchrig.checks.normalize import (
     TAIL_CHARS,
     Answer,
@@ -27,6 +26,7 @@ from benchrig.checks.normalize import (
     tail,
 )
 from benchrig.checks.rules import accepted_patterns, pattern_misses
+from benchrig.core.registry import checker
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript

@@ -12,8 +12,8 @@ from benchrig.checks.answers import (
     no_answer,
     truncation_note,
 )
-from benchrig.checks.judge import checker
 from benchrig.checks.normalize import clean, collapse, final_text
+from benchrig.core.registry import checker
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
