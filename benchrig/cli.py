@@ -230,7 +230,7 @@ def serve(
     """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
     import signal
 
-    from benchrig.serve import EmbeddedServer, ServerConfig
+    from benchrig.local.serve import EmbeddedServer, ServerConfig
 
     def interrupt(*_: object) -> None:
         raise KeyboardInterrupt

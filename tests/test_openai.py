@@ -13,9 +13,9 @@ import pytest
 from benchrig.core.settings import Settings
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.openai import OpenAIDriver, request_body
+from benchrig.local.serve import free_port
 from benchrig.prompt import render
 from benchrig.result import validate
-from benchrig.serve import free_port
 from benchrig.spec import load_task
 from tests.conftest import ROOT, SOLUTIONS, TASKS, benchrig, fenced
 from tests.loopback import Loopback, Reply, sse

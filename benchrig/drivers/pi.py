@@ -197,7 +197,7 @@ def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, A
 def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
     """The embedded model served on loopback, and a private pi home that points at it; the
     user's own ~/.pi is never read or changed. Both are gone afterwards."""
-    from benchrig.serve import EmbeddedServer, ServerConfig
+    from benchrig.local.serve import EmbeddedServer, ServerConfig
 
     home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-"))
     try:
@@ -238,8 +238,8 @@ class PiDriver:
 
     def preflight(self, model: str, provider: str | None) -> None:
         if provider == LOCAL:
-            from benchrig.drivers.llamacpp import INSTALL_HINT as LOCAL_HINT
-            from benchrig.drivers.llamacpp import resolve_model
+            from benchrig.local.model import INSTALL_HINT as LOCAL_HINT
+            from benchrig.local.model import resolve_model
 
             if importlib.util.find_spec("llama_cpp") is None:
                 raise UsageError(f"pi with provider local needs llama-cpp-python: {LOCAL_HINT}")

@@ -53,7 +53,7 @@ class EmbeddedServer:
     """
 
     def __init__(self, config: ServerConfig) -> None:
-        from benchrig.drivers.llamacpp import default_threads, resolve_model
+        from benchrig.local.model import default_threads, resolve_model
 
         self.config = config
         self.model_path = resolve_model(config.model)
@@ -70,7 +70,7 @@ class EmbeddedServer:
         child = {"host": c.host, "port": self.port, "model_path": str(self.model_path),
                  "alias": self.alias, "context_size": c.context_size, "threads": self.threads,
                  "chat_format": c.chat_format, "settings": self.settings()}
-        return [sys.executable, "-m", "benchrig.serve_child", json.dumps(child)]
+        return [sys.executable, "-m", "benchrig.local.serve_child", json.dumps(child)]
 
     def settings(self) -> dict[str, Any]:
         """What every result served by this server records about it (the openai driver reads
