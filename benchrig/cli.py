@@ -21,9 +21,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "sandbox, and summarize the results."),
                   pretty_exceptions_enable=False)
 
-FORMATS = ("table", "markdown", "csv")
-
-
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), their checks validated by the registered checks."""
     from benchrig.checks.judge import load_checkers

@@ -90,14 +90,6 @@ def check_results_dir(directory: Path) -> None:
                          f"{exc.strerror or type(exc).__name__}") from None
 
 
-def write_result(directory: Path, result: dict[str, Any]) -> Path:
-    """Validate `result`, then write it to results/<date>-<model>-<task>-<run_id>.json."""
-    validate(result)
-    path = result_path(directory, result)
-    write_atomic(path, result_text(result))
-    return path
-
-
 @dataclass(frozen=True)
 class Loaded:
     results: list[dict[str, Any]]

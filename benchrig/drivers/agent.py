@@ -19,7 +19,7 @@ from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
 from benchrig.drivers.agent_process import Line, Workspace, cli_version, stream_process
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine
-from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
+from benchrig.jsonsafe import NUMERIC_ERRORS, finite
 from benchrig.metrics import measured
 from benchrig.textsafe import PRINT_CAP, stored, type_name
 
@@ -93,11 +93,6 @@ class StreamParser:
 
     def finish(self) -> AgentRun:
         return self.run
-
-
-# A count as the agent sent it: missing, non-numeric, negative or non-finite (JSON's `1e400`
-# is inf) is unknown.
-integer = whole
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -22,13 +22,13 @@ from benchrig.drivers.agent import (
     StreamParser,
     amount,
     drive,
-    integer,
     message_text,
     prompt_text,
 )
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
+from benchrig.jsonsafe import whole
 
 PACKAGE = "@mariozechner/pi-coding-agent"
 PINNED_VERSION = "0.73.1"  # the version `make agents` installs and the tests run
@@ -120,7 +120,7 @@ class PiParser(StreamParser):
         self.calls += 1
         usage = message.get("usage") or {}
         for key in USAGE_KEYS:
-            self.usage[key] += integer(usage.get(key)) or 0
+            self.usage[key] += whole(usage.get(key)) or 0
         total = (usage.get("cost") or {}).get("total")
         if self.cost is not None and total is not None:
             cost = amount(total)
