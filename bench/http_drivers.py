@@ -24,13 +24,15 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from benchrig.core.settings import Settings  # noqa: E402
+from benchrig.core.transcript import DriverOutput  # noqa: E402
 from benchrig.drivers import get_driver  # noqa: E402
-from benchrig.drivers.base import DriverOutput, DriverRequest, Settings  # noqa: E402
+from benchrig.drivers.base import DriverRequest  # noqa: E402
 from benchrig.drivers.ollama import ChatLines  # noqa: E402
 from benchrig.drivers.openai import _Stream  # noqa: E402
+from benchrig.local.serve import EmbeddedServer, ServerConfig, free_port  # noqa: E402
 from benchrig.metrics import StreamCollector  # noqa: E402
 from benchrig.prompt import render  # noqa: E402
-from benchrig.serve import EmbeddedServer, ServerConfig, free_port  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
 from benchrig.streams import NDJSONDecoder, SSEDecoder  # noqa: E402
 

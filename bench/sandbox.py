@@ -32,8 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchrig import isolation, sandbox_pool  # noqa: E402
 from benchrig.checks.coding import run_tests  # noqa: E402
+from benchrig.core.task import TaskSpec  # noqa: E402
 from benchrig.isolation import Confinement  # noqa: E402
-from benchrig.spec import TaskSpec, load_task  # noqa: E402
+from benchrig.spec import load_task  # noqa: E402
 
 TASKS = ("flatten-dict", "lru-cache", "merge-intervals", "valid-brackets")
 TARGET_MS = 30.0

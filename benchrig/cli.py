@@ -9,25 +9,29 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from benchrig import paths
-from benchrig.errors import BenchRigError, TaskError, UsageError
+from benchrig.core.errors import BenchRigError, TaskError, UsageError
 from benchrig.textsafe import printable
 from benchrig.ui import RunProgress, error, info, warn
 
 if TYPE_CHECKING:
-    from benchrig.spec import TaskSpec
+    from benchrig.core.task import TaskSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
     "sandbox, and summarize the results."),
                   pretty_exceptions_enable=False)
 
-FORMATS = ("table", "markdown", "csv")
+def _tasks(selectors: list[str]) -> list[TaskSpec]:
+    """The tasks named (all by default), their checks validated by the registered checks."""
+    from benchrig.checks.judge import load_checkers
+    from benchrig.spec import load_tasks, task_paths
+
+    load_checkers()
+    return load_tasks(task_paths(selectors))
 
 
 def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
-    from benchrig.spec import load_tasks, task_paths
-
-    tasks = load_tasks(task_paths(selectors))
+    tasks = _tasks(selectors)
     if suites:
         tasks = [t for t in tasks if t.suite in suites]
     return tasks
@@ -176,9 +180,7 @@ def validate(
         help="Task files, ids or folders (default: tasks/).")] = None,
 ) -> None:
     """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
-    from benchrig.spec import load_tasks, task_paths
-
-    loaded = load_tasks(task_paths(paths_ or []))
+    loaded = _tasks(paths_ or [])
     typer.echo(f"{len(loaded)} task(s) valid")
 
 
@@ -225,7 +227,7 @@ def serve(
     """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
     import signal
 
-    from benchrig.serve import EmbeddedServer, ServerConfig
+    from benchrig.local.serve import EmbeddedServer, ServerConfig
 
     def interrupt(*_: object) -> None:
         raise KeyboardInterrupt
@@ -252,9 +254,8 @@ def serve(
 def list_() -> None:
     """The bundled tasks and the registered drivers."""
     from benchrig.drivers import known
-    from benchrig.spec import load_tasks, task_paths
 
-    for task in load_tasks(task_paths([])):
+    for task in _tasks([]):
         typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {task.title}")
     typer.echo(f"\ndrivers: {', '.join(known())}")
 

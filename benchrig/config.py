@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from benchrig.errors import UsageError
+from benchrig.core.errors import UsageError
 from benchrig.suites import ANSWER_SCORED, SUITES
 
 CONFIG_NAME = "benchrig.toml"

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from benchrig import trusted
-from benchrig.errors import SandboxError
+from benchrig.core.errors import SandboxError
 
 FULL, DEGRADED, NONE = "full", "degraded", "none"
 SANDBOX_DIR = "/sandbox"  # the candidate's folder as it sees it under bubblewrap

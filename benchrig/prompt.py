@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from benchrig.spec import TaskSpec
+from benchrig.core.messages import Message
+from benchrig.core.task import TaskSpec
 
-Message = dict[str, str]
 Mode = Literal["chat", "agent"]
 
 CODING_CHAT = (

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchrig.attempts import without_retried_errors
-from benchrig.errors import counts_against_model
+from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
 from benchrig.suites import SUITES

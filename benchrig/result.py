@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig.errors import ResultError, UsageError
+from benchrig.core.errors import ResultError, UsageError
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1
@@ -88,14 +88,6 @@ def check_results_dir(directory: Path) -> None:
     except OSError as exc:
         raise UsageError(f"cannot write results to {directory}: "
                          f"{exc.strerror or type(exc).__name__}") from None
-
-
-def write_result(directory: Path, result: dict[str, Any]) -> Path:
-    """Validate `result`, then write it to results/<date>-<model>-<task>-<run_id>.json."""
-    validate(result)
-    path = result_path(directory, result)
-    write_atomic(path, result_text(result))
-    return path
 
 
 @dataclass(frozen=True)

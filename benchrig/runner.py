@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
-from benchrig.checks.coding import failed_details
-from benchrig.checks.judge import Verdict, judge, load_checkers
+from benchrig.checks.judge import judge, load_checkers
 from benchrig.config import Config
-from benchrig.drivers.base import Driver, DriverOutput, DriverRequest, Progress, Settings
+from benchrig.core.errors import ERROR_KINDS, BenchRigError, DriverError
+from benchrig.core.metrics import Metrics
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import DriverOutput
+from benchrig.core.verdict import Verdict, failed_details
+from benchrig.drivers.base import Driver, DriverRequest, Progress
 from benchrig.environment import environment
-from benchrig.errors import ERROR_KINDS, BenchRigError, DriverError
 from benchrig.jsonsafe import json_safe
-from benchrig.metrics import Metrics, with_thinking_tokens
+from benchrig.metrics import with_thinking_tokens
 from benchrig.prompt import render
 from benchrig.result import (
     SCHEMA_VERSION,
@@ -29,7 +33,6 @@ from benchrig.result import (
     validate,
     write_atomic,
 )
-from benchrig.spec import TaskSpec
 from benchrig.textsafe import printable, type_name
 
 DEFAULT_MAX_TOKENS = 1024

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import isolation, sandbox_child, sandbox_codec
-from benchrig.errors import SandboxError
+from benchrig.core.errors import SandboxError
 from benchrig.isolation import Confinement
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024

@@ -14,7 +14,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from benchrig.errors import SandboxError
+from benchrig.core.errors import SandboxError
 from benchrig.isolation import Confinement
 from benchrig.sandbox import Box, CandidateProcess, Limits
 

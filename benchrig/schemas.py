@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from benchrig.errors import BenchRigError
+from benchrig.core.errors import BenchRigError
 from benchrig.paths import SCHEMA_DIR
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchrig.attempts import run_order, without_retried_errors
-from benchrig.errors import counts_against_model
+from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
 from benchrig.suites import COMPOSITE, SUITES

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import hashlib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -14,44 +13,13 @@ from typing import Any
 import frontmatter
 import yaml
 
-from benchrig.checks.rules import check_problems
-from benchrig.errors import TaskError
+from benchrig.core.errors import TaskError
+from benchrig.core.registry import frontmatter_problems
+from benchrig.core.task import TaskSpec
 from benchrig.paths import tasks_dir
 from benchrig.schemas import problems as schema_problems
 
 TEST_SUFFIX = ".test.py"
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """One validated task: its frontmatter, its prompt body and (coding) its hidden tests."""
-
-    id: str
-    suite: str
-    language: str
-    difficulty: str
-    tags: tuple[str, ...]
-    timeout_s: int
-    title: str
-    body: str
-    path: Path
-    task_hash: str
-    max_tokens: int | None = None
-    temperature: float | None = None
-    think: bool | None = None
-    check: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    check_timeout_s: float = 5.0
-    entry_points: tuple[str, ...] = ()
-    solution_file: str = "solution.py"
-    test_path: Path | None = None
-    test_source: str | None = None
-    test_names: tuple[str, ...] = ()
-    frontmatter: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def check_type(self) -> str | None:
-        kind = self.check.get("type")
-        return str(kind) if kind is not None else ("tests" if self.test_source else None)
 
 
 def _plain(value: Any) -> Any:
@@ -119,7 +87,7 @@ def load_task(path: Path) -> TaskSpec:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
     problems = [f"{label}: {p}" for p in schema_problems("task", meta)]
     if not problems:
-        problems = [f"{label}: {p}" for p in check_problems(meta)]
+        problems = [f"{label}: {p}" for p in frontmatter_problems(meta)]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchrig.attempts import without_retried_errors
-from benchrig.errors import counts_against_model
+from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.textsafe import label
 

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from benchrig import paths
+from benchrig.core.errors import ResultError
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.confine import Plan, Support, checkouts
-from benchrig.errors import ResultError
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from benchrig.core.settings import Settings
 from benchrig.drivers import confine
 from benchrig.drivers.agent import drive
 from benchrig.drivers.agent_env import Needs
-from benchrig.drivers.base import DriverRequest, Settings
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.codex import CodexParser
 from benchrig.drivers.confine import Support
 from benchrig.prompt import render

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.errors import TaskError
+from benchrig.core.errors import TaskError
 from benchrig.spec import load_task
 from tests.conftest import benchrig
 

@@ -30,9 +30,10 @@ import pytest
 
 from benchrig import isolation
 from benchrig.checks.coding import CheckReport, run_tests
+from benchrig.core.task import TaskSpec
 from benchrig.isolation import Confinement
 from benchrig.sandbox import Limits
-from benchrig.spec import TaskSpec, load_task
+from benchrig.spec import load_task
 from tests.attacks import ATTACKS, CORRECT, WRONG, Attack
 from tests.conftest import ROOT
 
@@ -359,7 +360,7 @@ def test_each_attempt_gets_its_own_uid(task: TaskSpec) -> None:
 
 
 def test_a_sandbox_that_cannot_start_is_an_error_not_a_verdict(task: TaskSpec) -> None:
-    from benchrig.errors import SandboxError
+    from benchrig.core.errors import SandboxError
 
     broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
     with pytest.raises(SandboxError, match=r"did not start|cannot start"):
@@ -368,7 +369,7 @@ def test_a_sandbox_that_cannot_start_is_an_error_not_a_verdict(task: TaskSpec) -
 
 @pytest.mark.skipif(isolation.detect().bwrap is None, reason="needs bubblewrap")
 def test_bubblewrap_refusing_to_start_is_an_error_naming_why(task: TaskSpec) -> None:
-    from benchrig.errors import SandboxError
+    from benchrig.core.errors import SandboxError
 
     broken = replace(isolation.detect(), namespaces=True, bwrap_flags=("--no-such-option",))
     with pytest.raises(SandboxError, match="no-such-option"):

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from benchrig.config import Config, load_config
-from benchrig.errors import UsageError
+from benchrig.core.errors import UsageError
+from benchrig.core.task import TaskSpec
 from benchrig.runner import Overrides, settings_for
-from benchrig.spec import TaskSpec, load_task
+from benchrig.spec import load_task
 from tests.conftest import TASKS
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from benchrig.checks.extract import extract_code, strip_thinking, truncation_message
+from benchrig.checks.extract import extract_code, truncation_message
+from benchrig.thinking import split_thinking
 
 CODE = "def f(x):\n    return x + 1\n"
 
@@ -40,7 +41,9 @@ def test_code_only_inside_think_is_ignored() -> None:
 
 
 def test_unclosed_think_hides_everything_after_it() -> None:
-    assert strip_thinking("answer <think> secret ```python\nx=1\n```") == "answer "
+    text = "answer <think> secret ```python\nx=1\n```"
+    assert split_thinking(text)[1] == "answer "
+    assert extract_code(text).code is None
 
 
 def test_code_after_think_is_used() -> None:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from benchrig.core.errors import DriverError
 from benchrig.drivers import get_driver
 from benchrig.drivers.claude import ClaudeParser
 from benchrig.drivers.codex import CodexParser
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.pi import PiParser
-from benchrig.errors import DriverError
 from benchrig.jsonsafe import MAX_DEPTH, TOO_DEEP, json_safe, whole
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for

@@ -165,7 +165,7 @@ def test_limits_the_kernel_refuses_make_the_isolation_none(tmp_path: Path) -> No
 
 
 def test_a_sandbox_not_confined_as_claimed_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchrig.errors import SandboxError
+    from benchrig.core.errors import SandboxError
     from benchrig.sandbox import Box, CandidateProcess, Limits
 
     conf = isolation.detect()

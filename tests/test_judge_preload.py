@@ -16,15 +16,16 @@ import json, sys
 from pathlib import Path
 from benchrig import sandbox
 from benchrig.checks.judge import judge, load_checkers
-from benchrig.drivers.base import Transcript
-from benchrig.errors import DriverError
+from benchrig.core.transcript import Transcript
+from benchrig.core.errors import DriverError
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_tasks, task_paths
 
 def ours():
     return {name for name in sys.modules if name.startswith("benchrig")}
 
-report = {"before_run": sorted(ours())}
+report = {"before_run": sorted(ours()),
+          "child_source_before_run": sandbox.child_source.cache_info().currsize}
 
 class Spy:
     name, kind = "spy", "agent"
@@ -62,8 +63,10 @@ def test_checkers_and_the_sandbox_program_are_loaded_before_the_driver_runs(
                           capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    # the runner had not loaded them when the attempt started; the driver found them loaded
-    assert "benchrig.checks.answers" not in report["before_run"]
+    # the checkers register on import (the runner imports them); the runner had not read the
+    # sandbox's program when the attempt started; the driver found everything loaded
+    assert "benchrig.checks.answers" in report["before_run"]
+    assert report["child_source_before_run"] == 0
     assert {"benchrig.checks.answers", "benchrig.checks.polish"} <= set(report["at_driver_run"])
     assert report["child_source_cached"] == 1  # the sandbox's program was read already
     # every check type the tasks use was judged, and none imported anything more of BenchRig

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.drivers.llamacpp import resolve_model
-from benchrig.errors import UsageError
+from benchrig.core.errors import UsageError
+from benchrig.local.model import resolve_model
 from benchrig.result import validate
 from tests.conftest import ROOT, benchrig
 

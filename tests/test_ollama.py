@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from benchrig.drivers.base import DriverRequest, Settings
+from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.settings import Settings
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.ollama import OllamaDriver, ollama_url, placement
-from benchrig.errors import DriverError, UsageError
 from benchrig.prompt import render
 from benchrig.result import validate
 from benchrig.spec import load_task

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from benchrig.drivers.base import DriverRequest, Settings
+from benchrig.core.settings import Settings
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.openai import OpenAIDriver, request_body
+from benchrig.local.serve import free_port
 from benchrig.prompt import render
 from benchrig.result import validate
-from benchrig.serve import free_port
 from benchrig.spec import load_task
 from tests.conftest import ROOT, SOLUTIONS, TASKS, benchrig, fenced
 from tests.loopback import Loopback, Reply, sse
@@ -136,7 +137,7 @@ def test_a_server_without_usage_counts_tokens_and_asks_for_the_prompt_count() ->
     {"choices": 7},
 ])
 def test_malformed_events_are_infra_errors_not_tracebacks(odd: dict[str, Any]) -> None:
-    from benchrig.errors import DriverError
+    from benchrig.core.errors import DriverError
 
     with pytest.raises(DriverError) as caught:
         run(stream_reply(chunk({"content": "a"}), odd, chunk({}, "stop"), "[DONE]"))

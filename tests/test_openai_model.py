@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from benchrig.drivers.base import DriverRequest, Settings
+from benchrig.core.settings import Settings
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.openai import OpenAIDriver
+from benchrig.local.serve import EmbeddedServer, ServerConfig
 from benchrig.prompt import render
 from benchrig.result import validate
-from benchrig.serve import EmbeddedServer, ServerConfig
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, benchrig
 

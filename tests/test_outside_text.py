@@ -15,7 +15,7 @@ import pytest
 
 from benchrig import cli, runner
 from benchrig import result as result_module
-from benchrig.drivers.base import DriverOutput
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.jsonsafe import json_safe
 from benchrig.report import RENDERERS

@@ -15,9 +15,9 @@ import pytest
 
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.pi import PINNED_VERSION
+from benchrig.local.serve import free_port
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
-from benchrig.serve import free_port
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.test_agent_process import alive

@@ -7,10 +7,13 @@ import re
 
 import pytest
 
-from benchrig.checks.judge import Verdict, judge
+from benchrig.checks.judge import judge
 from benchrig.checks.polish import CASES, case_lines, choice_pairs, count_words
-from benchrig.drivers.base import Settings, Transcript
-from benchrig.spec import TaskSpec, load_task
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import Verdict
+from benchrig.spec import load_task
 from tests.conftest import TASKS
 
 ORDER = list(CASES)

@@ -8,7 +8,7 @@ import pytest
 from benchrig.drivers.httpstream import is_loopback
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.serve import EmbeddedServer, ServerConfig, free_port
+from benchrig.local.serve import EmbeddedServer, ServerConfig, free_port
 from tests.loopback import Loopback, Reply, ndjson
 from tests.test_ollama import done, line, routes
 from tests.test_ollama import request as ollama_request
@@ -62,7 +62,8 @@ def test_ollama_on_loopback_ignores_the_proxy() -> None:
 @pytest.mark.usefixtures("dead_proxy")
 def test_benchrig_serve_starts_and_answers_with_a_proxy_set(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("benchrig.serve.STARTUP_TIMEOUT_S", 60.0)  # proxied polls never answer
+    # proxied polls never answer
+    monkeypatch.setattr("benchrig.local.serve.STARTUP_TIMEOUT_S", 60.0)
     with EmbeddedServer(ServerConfig(context_size=1024, threads=1)) as server:
         out = OpenAIDriver().run(openai_request(server.base_url, model="smollm2",
                                                 task="valid-brackets", max_tokens=4))

@@ -5,14 +5,30 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from benchrig.errors import ResultError
-from benchrig.result import load_results, result_path, safe_name, validate, write_result
+from benchrig.core.errors import ResultError
+from benchrig.result import (
+    load_results,
+    result_path,
+    result_text,
+    safe_name,
+    validate,
+    write_atomic,
+)
 from tests.conftest import ROOT, benchrig
 
 EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+
+
+def write_result(directory: Path, result: dict[str, Any]) -> Path:
+    """Validate `result`, then write it atomically where the runner would (its own steps)."""
+    validate(result)
+    path = result_path(directory, result)
+    write_atomic(path, result_text(result))
+    return path
 
 
 def test_example_json_validates_and_keeps_the_benchmark_runner_keys() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from benchrig.core.errors import DriverError
 from benchrig.drivers import httpstream
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.errors import DriverError
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task

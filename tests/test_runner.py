@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import DriverError, ErrorKind
+from benchrig.core.errors import DriverError, ErrorKind
+from benchrig.core.transcript import DriverOutput
+from benchrig.drivers.base import DriverRequest
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.scorecard import scorecards

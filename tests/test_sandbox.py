@@ -13,8 +13,9 @@ import pytest
 
 from benchrig import isolation, sandbox_pool
 from benchrig.checks.coding import run_tests
+from benchrig.core.task import TaskSpec
 from benchrig.sandbox import Limits
-from benchrig.spec import TaskSpec, load_task
+from benchrig.spec import load_task
 from tests.conftest import SOLUTIONS, TASKS
 
 
@@ -220,7 +221,7 @@ def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
 
 
 def test_a_sandbox_failure_is_an_error_even_if_the_test_swallows_it(tmp_path: Path) -> None:
-    from benchrig.errors import SandboxError
+    from benchrig.core.errors import SandboxError
 
     task = custom_task(tmp_path, "import solution\n\ndef test_swallow():\n    try:\n"
                                  "        solution.add(1, 2)\n    except Exception:\n"

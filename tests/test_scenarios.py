@@ -9,9 +9,12 @@ from fractions import Fraction
 
 import pytest
 
-from benchrig.checks.judge import Verdict, judge
-from benchrig.drivers.base import Settings, Transcript
-from benchrig.spec import TaskSpec, load_task, load_tasks, task_paths
+from benchrig.checks.judge import judge
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import Verdict
+from benchrig.spec import load_task, load_tasks, task_paths
 from tests.conftest import TASKS
 
 # ---------------------------------------------------------------- independent solutions
@@ -393,7 +396,7 @@ def test_every_bundled_regex_check_names_a_subject_per_pattern() -> None:
 
 
 def test_a_subject_list_that_does_not_fit_is_refused_at_load() -> None:
-    from benchrig.checks.rules import check_problems
+    from benchrig.core.registry import frontmatter_problems as check_problems
 
     meta = {"expected": "Box 1: Oranges", "check": {
         "type": "regex", "patterns": [r"\bbox 1 oranges\b"], "subjects": ["box 1", "box 2"]}}

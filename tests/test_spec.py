@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.errors import TaskError
+from benchrig.core.errors import TaskError
 from benchrig.spec import load_task, load_tasks, task_paths
 from tests.conftest import TASKS, benchrig
 
@@ -122,3 +122,25 @@ def test_copied_task_folder_validates(tmp_path: Path) -> None:
     folder = tmp_path / "pack"
     shutil.copytree(TASKS, folder)
     assert len(load_tasks(task_paths([str(folder)]))) == len(list(TASKS.glob("*.md")))
+
+
+
+def test_a_check_no_module_registered_is_refused_not_skipped(tmp_path: Path) -> None:
+    """spec.py imports no check: it validates a task's check by what the check modules
+    registered. In a fresh interpreter that did not load them, a task with a regex check is
+    refused naming check.type, never accepted with its rules unseen."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    probe = ("import sys\nfrom pathlib import Path\nfrom benchrig.core.errors import TaskError\n"
+             "from benchrig.spec import load_task\n"
+             "try:\n    load_task(Path(sys.argv[1]))\n"
+             "except TaskError as exc:\n    print('\\n'.join(exc.problems))\n")
+    task = TASKS / "mislabeled-boxes.md"
+    done = subprocess.run([sys.executable, "-c", probe, str(task)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"{task}: check.type: no check 'regex' is registered" in done.stdout
+    assert load_task(task).check_type == "regex"  # loads where the checks are loaded

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from benchrig.local.serve import EmbeddedServer, ServerConfig
 from benchrig.result import validate
-from benchrig.serve import EmbeddedServer, ServerConfig
 from tests.conftest import Ran, benchrig
 
 pytestmark = pytest.mark.model

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from benchrig.checks.coding import CheckDetail, failed_details
 from benchrig.checks.evaluators import Decision, evaluate, known_evaluator
-from benchrig.checks.judge import Verdict, checker
 from benchrig.checks.normalize import (
     TAIL_CHARS,
     Answer,
@@ -28,8 +26,11 @@ from benchrig.checks.normalize import (
     tail,
 )
 from benchrig.checks.rules import accepted_patterns, pattern_misses
-from benchrig.drivers.base import Settings, Transcript
-from benchrig.spec import TaskSpec
+from benchrig.core.registry import checker
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 
 MARKER = re.compile(r"final\s+answer\s*[:：]", re.IGNORECASE)
 TRAILING = ".!;,。 \t"

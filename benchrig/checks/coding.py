@@ -15,33 +15,21 @@ import builtins
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchrig import isolation, sandbox_pool
 from benchrig.checks.remote import MODULE, RemoteModule, Session, read_exports
-from benchrig.errors import SandboxError
+from benchrig.core.errors import SandboxError
+from benchrig.core.task import TaskSpec
+from benchrig.core.verdict import CheckDetail
 from benchrig.isolation import Confinement
 from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
 from benchrig.sandbox_codec import BoundaryError
-from benchrig.spec import TaskSpec
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
 SOLUTION_MODULE = "solution.py"
-
-
-@dataclass(frozen=True)
-class CheckDetail:
-    name: str
-    passed: bool
-    message: str
-    duration_s: float
-
-
-def failed_details(names: Iterable[str], message: str) -> tuple[CheckDetail, ...]:
-    """Every check in `names` failed, for one reason (nothing was run)."""
-    return tuple(CheckDetail(name, False, message, 0.0) for name in names)
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,6 @@ class Extraction:
     how: str  # fenced | unclosed-fence | bare | none
 
 
-def strip_thinking(text: str) -> str:
-    """The text with its thinking removed (thinking.py: every <think>…</think>, an unclosed
-    <think> to the end, and everything before a stray `</think>`)."""
-    return split_thinking(text)[1]
-
-
 def _indent(text: str) -> int:
     return len(text.expandtabs(4)) - len(text.expandtabs(4).lstrip(" "))
 
@@ -116,7 +110,7 @@ def extract_code(text: str, entry_points: tuple[str, ...] = (),
                  hit_token_limit: bool = False) -> Extraction:
     """The Python module in `text`, preferring a complete fenced block that defines the entry
     point; `truncated` when the answer stopped at the token limit before the code was whole."""
-    answer = strip_thinking(text)
+    _, answer, _ = split_thinking(text)  # the code of the answer, never of the thinking
     blocks, unclosed = _blocks(answer)
     python = [body for lang, body in blocks if lang in CODE_LANGS]
     defining = [body for body in python if _defines(body, entry_points)] if entry_points else []

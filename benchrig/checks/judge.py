@@ -2,53 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
-from benchrig.checks.coding import CheckDetail, failed_details, run_tests
+from benchrig.checks import answers, polish, rules
+from benchrig.checks.coding import run_tests
 from benchrig.checks.extract import extract_code, truncation_message
-from benchrig.drivers.base import Settings, Transcript
+from benchrig.core.registry import CHECKERS, checker
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import Verdict, failed_details
 from benchrig.sandbox import child_source
-from benchrig.spec import TaskSpec
 
 EVIDENCE_CHARS = 4000
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the check decided, with the evidence a reader needs to audit it."""
-
-    result: str  # pass | fail | no-test
-    details: tuple[CheckDetail, ...] = ()
-    notes: str = ""
-    truncated: bool = False
-    truncated_thinking: bool = False
-    isolation: str | None = None
-    code_source: str | None = None
-    sandbox_error: str | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> int:
-        return sum(d.passed for d in self.details)
-
-
-Checker = Callable[[TaskSpec, Transcript, Settings], Verdict]
-CHECKERS: dict[str, Checker] = {}
-# Modules whose checkers register themselves on import (see load_checkers).
-BUILTIN_MODULES = ("benchrig.checks.answers", "benchrig.checks.polish")
-
-
-def checker(name: str) -> Callable[[Checker], Checker]:
-    """Register a check type by the name tasks use in `check.type`."""
-
-    def register(func: Checker) -> Checker:
-        CHECKERS[name] = func
-        return func
-
-    return register
+# The modules whose checkers and validators register themselves on import (core.registry).
+BUILTIN_MODULES = (answers, polish, rules)
 
 
 @checker("tests")
@@ -91,11 +57,11 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
 
 
 def load_checkers() -> None:
-    """Import every checker module and read the sandbox's child program now. The runner calls
-    this before any driver runs, so nothing an agent changes on disk afterwards can alter how
-    answers are judged (the hidden tests were read into memory when the task was loaded)."""
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
+    """Every checker is registered (imported with this module) and the sandbox's child
+    program is read now. The runner calls this before any driver runs, so nothing an agent
+    changes on disk afterwards can alter how answers are judged (the hidden tests were read
+    into memory when the task was loaded); whoever loads tasks calls it first, since the
+    task's check is validated by what the checks registered."""
     child_source()
 
 

@@ -12,11 +12,12 @@ from benchrig.checks.answers import (
     no_answer,
     truncation_note,
 )
-from benchrig.checks.coding import CheckDetail, failed_details
-from benchrig.checks.judge import Verdict, checker
 from benchrig.checks.normalize import clean, collapse, final_text
-from benchrig.drivers.base import Settings, Transcript
-from benchrig.spec import TaskSpec
+from benchrig.core.registry import checker
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 
 # The seven cases in their canonical order, with the names a model may use for them.
 CASES: dict[str, tuple[str, ...]] = {

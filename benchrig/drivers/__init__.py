@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from importlib.metadata import entry_points
 
+from benchrig.core.errors import UsageError
 from benchrig.drivers.base import Driver
-from benchrig.errors import UsageError
 
 BUILTIN = {
     "claude": "benchrig.drivers.claude:ClaudeDriver",

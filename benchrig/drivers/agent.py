@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.errors import DriverError, ErrorKind
+from benchrig.core.metrics import TokenSource
+from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
 from benchrig.drivers.agent_process import Line, Workspace, cli_version, stream_process
-from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine
-from benchrig.errors import DriverError, ErrorKind
-from benchrig.jsonsafe import NUMERIC_ERRORS, finite, whole
-from benchrig.metrics import TokenSource, measured
+from benchrig.jsonsafe import NUMERIC_ERRORS, finite
+from benchrig.metrics import measured
 from benchrig.textsafe import PRINT_CAP, stored, type_name
 
 MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are counted
@@ -91,11 +93,6 @@ class StreamParser:
 
     def finish(self) -> AgentRun:
         return self.run
-
-
-# A count as the agent sent it: missing, non-numeric, negative or non-finite (JSON's `1e400`
-# is inf) is unknown.
-integer = whole
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from benchrig.errors import DriverError
+from benchrig.core.errors import DriverError
 from benchrig.paths import ROOT
 
 # Agents installed for this checkout by `make agents` (npm --prefix .agents).

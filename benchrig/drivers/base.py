@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
-from benchrig.metrics import Metrics
-from benchrig.prompt import Message
-from benchrig.spec import TaskSpec
-from benchrig.textsafe import NAME_CAP, stored
+from benchrig.core.messages import Message
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import DriverOutput
 
 DriverKind = Literal["runtime", "agent", "replay"]
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Generation settings; every result records the effective values."""
-
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    context_size: int = 4096
-    think: bool | None = None
-    threads: int | None = None
-    seed: int | None = 0
-    timeout_s: float = 300.0
-    # Where max_tokens, think and context_size came from (benchrig.toml, task, command
-    # line, or grown to fit the budget).
-    thinking_model: bool | None = None
-    max_tokens_multiplier: int = 1
-    think_source: str | None = None
-    context_size_source: str | None = None
-    config_file: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Progress(Protocol):
@@ -67,36 +42,6 @@ class DriverRequest:
     hidden_paths: tuple[Path, ...] = ()
     # Host variables the user passes to an agent besides its allow-list (--pass-env).
     pass_env: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """What the model or agent produced."""
-
-    answer: str
-    thinking: str = ""
-    finish_reason: str | None = None
-    tool_calls: tuple[Mapping[str, Any], ...] = ()
-    files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    turns: int | None = None
-
-    def __post_init__(self) -> None:
-        # Every driver's text enters here: made safe to store once (no lone surrogate from
-        # a `"\ud800"` JSON escape, bounded size); the checks see the same text.
-        object.__setattr__(self, "answer", stored(self.answer))
-        object.__setattr__(self, "thinking", stored(self.thinking))
-        if self.finish_reason is not None:
-            object.__setattr__(self, "finish_reason", stored(self.finish_reason, NAME_CAP))
-
-
-@dataclass(frozen=True)
-class DriverOutput:
-    transcript: Transcript
-    metrics: Metrics
-    runtime: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    effective: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    # the raw, timestamped stream (agents): appended to the result's .transcript.jsonl sidecar
-    events: tuple[Mapping[str, Any], ...] = ()
 
 
 class Driver(Protocol):

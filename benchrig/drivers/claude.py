@@ -7,19 +7,20 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from benchrig.core.errors import UsageError
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import (
     AgentRun,
     StreamParser,
     amount,
     drive,
-    integer,
     message_text,
     prompt_text,
 )
 from benchrig.drivers.agent_env import Needs, config_dir, host_home
 from benchrig.drivers.agent_process import locate
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import UsageError
+from benchrig.drivers.base import DriverRequest
+from benchrig.jsonsafe import whole
 
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
 OUTPUT_FORMATS = {
@@ -110,7 +111,7 @@ class ClaudeParser(StreamParser):
         totals: dict[str, int] = {}
         for usage in self.usage_by_message.values():
             for name, value in usage.items():
-                n = integer(value)
+                n = whole(value)
                 if n is not None:
                     totals[name] = totals.get(name, 0) + n
         return totals
@@ -128,7 +129,7 @@ class ClaudeParser(StreamParser):
         subtype, is_error = result.get("subtype"), result.get("is_error")
         if isinstance(result.get("result"), str):
             run.answer = result["result"]
-        run.turns = integer(result.get("num_turns"))
+        run.turns = whole(result.get("num_turns"))
         stop = result.get("stop_reason")
         run.finish_reason = "length" if stop == "max_tokens" else (stop or subtype)
         if subtype in LIMIT_SUBTYPES:
@@ -141,10 +142,10 @@ class ClaudeParser(StreamParser):
         # The result's usage is the session total; per-message usage in stream-json may be a
         # snapshot taken while the message was still streaming.
         usage = result.get("usage") if isinstance(result.get("usage"), dict) else by_message
-        if usage and integer(usage.get("output_tokens")) is not None:
-            run.input_tokens = sum(integer(usage.get(k)) or 0 for k in (
+        if usage and whole(usage.get("output_tokens")) is not None:
+            run.input_tokens = sum(whole(usage.get(k)) or 0 for k in (
                 "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-            run.output_tokens = integer(usage.get("output_tokens"))
+            run.output_tokens = whole(usage.get("output_tokens"))
             run.input_source = run.output_source = "server"
         elif usage:
             run.unreadable("output_tokens", usage.get("output_tokens"))

@@ -7,11 +7,13 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from benchrig.drivers.agent import AgentRun, StreamParser, drive, integer, prompt_text
+from benchrig.core.errors import UsageError
+from benchrig.core.transcript import DriverOutput
+from benchrig.drivers.agent import AgentRun, StreamParser, drive, prompt_text
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import UsageError
+from benchrig.drivers.base import DriverRequest
+from benchrig.jsonsafe import whole
 
 INSTALL_HINT = "npm install -g @openai/codex"
 # exec never asks for approval; the sandbox lets it write only inside the workspace.
@@ -75,10 +77,10 @@ class CodexParser(StreamParser):
         run.failure = self.failed or self.pending_error
         run.finish_reason = "failed" if self.failed else ("completed" if run.completed else None)
         usage = self.usage or {}
-        if integer(usage.get("output_tokens")) is not None:
+        if whole(usage.get("output_tokens")) is not None:
             # codex input_tokens already include the cached ones
-            run.input_tokens = integer(usage.get("input_tokens"))
-            run.output_tokens = integer(usage.get("output_tokens"))
+            run.input_tokens = whole(usage.get("input_tokens"))
+            run.output_tokens = whole(usage.get("output_tokens"))
             run.input_source = run.output_source = "server"
         else:
             run.unreadable("output_tokens", usage.get("output_tokens"))

@@ -15,10 +15,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from benchrig.drivers.base import DriverOutput, Transcript
-from benchrig.errors import DriverError, UsageError
+from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.metrics import Metrics
+from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
-from benchrig.metrics import Metrics
 from benchrig.textsafe import stored
 
 if TYPE_CHECKING:

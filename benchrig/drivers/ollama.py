@@ -7,7 +7,10 @@ import os
 import time
 from typing import Any
 
-from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
+from benchrig.core.errors import DriverError
+from benchrig.core.metrics import TokenSource
+from benchrig.core.transcript import DriverOutput, Transcript
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.httpstream import (
     MALFORMED,
     Retries,
@@ -22,8 +25,7 @@ from benchrig.drivers.httpstream import (
     post_stream,
     request_json,
 )
-from benchrig.errors import DriverError
-from benchrig.metrics import StreamCollector, TokenSource
+from benchrig.metrics import StreamCollector
 from benchrig.streams import NDJSONDecoder
 
 DEFAULT_HOST = "http://127.0.0.1:11434"

@@ -7,7 +7,11 @@ import os
 import time
 from typing import Any
 
-from benchrig.drivers.base import DriverOutput, DriverRequest, Settings, Transcript
+from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.metrics import TokenSource
+from benchrig.core.settings import Settings
+from benchrig.core.transcript import DriverOutput, Transcript
+from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.httpstream import (
     MALFORMED,
     Retries,
@@ -21,8 +25,7 @@ from benchrig.drivers.httpstream import (
     post_stream,
     request_json,
 )
-from benchrig.errors import DriverError, UsageError
-from benchrig.metrics import StreamCollector, TokenSource
+from benchrig.metrics import StreamCollector
 from benchrig.streams import SSEDecoder
 
 API_KEY_ENV = "OPENAI_API_KEY"

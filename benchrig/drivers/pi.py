@@ -15,19 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.errors import UsageError
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import (
     AgentRun,
     StreamParser,
     amount,
     drive,
-    integer,
     message_text,
     prompt_text,
 )
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
-from benchrig.drivers.base import DriverOutput, DriverRequest
-from benchrig.errors import UsageError
+from benchrig.drivers.base import DriverRequest
+from benchrig.jsonsafe import whole
 
 PACKAGE = "@mariozechner/pi-coding-agent"
 PINNED_VERSION = "0.73.1"  # the version `make agents` installs and the tests run
@@ -119,7 +120,7 @@ class PiParser(StreamParser):
         self.calls += 1
         usage = message.get("usage") or {}
         for key in USAGE_KEYS:
-            self.usage[key] += integer(usage.get(key)) or 0
+            self.usage[key] += whole(usage.get(key)) or 0
         total = (usage.get("cost") or {}).get("total")
         if self.cost is not None and total is not None:
             cost = amount(total)
@@ -196,7 +197,7 @@ def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, A
 def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
     """The embedded model served on loopback, and a private pi home that points at it; the
     user's own ~/.pi is never read or changed. Both are gone afterwards."""
-    from benchrig.serve import EmbeddedServer, ServerConfig
+    from benchrig.local.serve import EmbeddedServer, ServerConfig
 
     home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-"))
     try:
@@ -237,8 +238,8 @@ class PiDriver:
 
     def preflight(self, model: str, provider: str | None) -> None:
         if provider == LOCAL:
-            from benchrig.drivers.llamacpp import INSTALL_HINT as LOCAL_HINT
-            from benchrig.drivers.llamacpp import resolve_model
+            from benchrig.local.model import INSTALL_HINT as LOCAL_HINT
+            from benchrig.local.model import resolve_model
 
             if importlib.util.find_spec("llama_cpp") is None:
                 raise UsageError(f"pi with provider local needs llama-cpp-python: {LOCAL_HINT}")

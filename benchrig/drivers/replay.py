@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrig.drivers.base import DriverOutput, DriverRequest, Transcript
-from benchrig.errors import DriverError, UsageError
-from benchrig.metrics import Metrics
-from benchrig.thinking import ThinkSplitter
+from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.metrics import Metrics
+from benchrig.core.transcript import DriverOutput, Transcript
+from benchrig.drivers.base import DriverRequest
+from benchrig.thinking import split_thinking
 
 
 class ReplayDriver:
@@ -29,11 +30,9 @@ class ReplayDriver:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise DriverError("infra", f"cannot read answer file {path}: {exc}") from None
-        splitter = ThinkSplitter()  # the file is a raw response: <think> is split as live
-        splitter.feed(text, 0.0)
-        splitter.finish(0.0)
+        thinking, answer, _ = split_thinking(text)  # a raw response: split as live
         return DriverOutput(
-            transcript=Transcript(answer=splitter.answer, thinking=splitter.thinking),
+            transcript=Transcript(answer=answer, thinking=thinking),
             metrics=Metrics(),
             runtime={"name": "replay", "version": None, "answer_file": str(path)},
         )

@@ -12,7 +12,7 @@ token, which slows prefill and leaves llama.cpp's prompt timer empty), and three
 - `GET /v1/benchrig/server`: the settings the server runs with (chat format, threads, …),
   so a client can record them.
 
-    python -m benchrig.serve_child '<ServerConfig-like JSON>'
+    python -m benchrig.local.serve_child '<ServerConfig-like JSON>'
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
     count the tokens generated for the completion as they are sampled."""
     import llama_cpp
 
-    from benchrig.drivers.llamacpp import perf_counters
+    from benchrig.local.model import perf_counters
 
     original = llama_cpp.Llama._create_completion
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from benchrig.textsafe import stored
 
 if TYPE_CHECKING:
-    from benchrig.drivers.base import DriverOutput
+    from benchrig.core.transcript import DriverOutput
 
 MESSAGE_CAP = 20_000  # characters of a DriverError's message kept in the result
 

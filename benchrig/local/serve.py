@@ -16,7 +16,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from benchrig.errors import DriverError
+from benchrig.core.errors import DriverError
 
 # chatml accepts list-of-parts message content (as pi sends); the GGUF's own Jinja
 # template fails on it. chatml also drops SmolLM2's default system prompt, so the chat
@@ -53,7 +53,7 @@ class EmbeddedServer:
     """
 
     def __init__(self, config: ServerConfig) -> None:
-        from benchrig.drivers.llamacpp import default_threads, resolve_model
+        from benchrig.local.model import default_threads, resolve_model
 
         self.config = config
         self.model_path = resolve_model(config.model)
@@ -70,7 +70,7 @@ class EmbeddedServer:
         child = {"host": c.host, "port": self.port, "model_path": str(self.model_path),
                  "alias": self.alias, "context_size": c.context_size, "threads": self.threads,
                  "chat_format": c.chat_format, "settings": self.settings()}
-        return [sys.executable, "-m", "benchrig.serve_child", json.dumps(child)]
+        return [sys.executable, "-m", "benchrig.local.serve_child", json.dumps(child)]
 
     def settings(self) -> dict[str, Any]:
         """What every result served by this server records about it (the openai driver reads

@@ -1,0 +1,29 @@
+"""Settings: the generation settings of a run; every result records the effective values."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Generation settings; every result records the effective values."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    context_size: int = 4096
+    think: bool | None = None
+    threads: int | None = None
+    seed: int | None = 0
+    timeout_s: float = 300.0
+    # Where max_tokens, think and context_size came from (benchrig.toml, task, command
+    # line, or grown to fit the budget).
+    thinking_model: bool | None = None
+    max_tokens_multiplier: int = 1
+    think_source: str | None = None
+    context_size_source: str | None = None
+    config_file: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
