@@ -74,7 +74,7 @@ def run(
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
     from benchrig.drivers import get_driver
-    from benchrig.report import render_text
+    from benchrig.report.render import render_text
     from benchrig.result import check_results_dir
     from benchrig.runner import (
         Overrides,
@@ -193,7 +193,8 @@ def summary(
 ) -> None:
     """Per-model table, then per-suite scorecards, from results/*.json (EXAMPLE.json
     ignored; invalid files named)."""
-    from benchrig import report, summary
+    from benchrig.report import render as report
+    from benchrig.report import table as summary
     from benchrig.result import load_results
 
     if format_ not in report.RENDERERS:

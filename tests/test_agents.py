@@ -17,10 +17,10 @@ import pytest
 
 from benchrig.drivers import get_driver
 from benchrig.drivers.agent_process import TERM_GRACE_S
+from benchrig.report.table import model_rows
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from benchrig.summary import model_rows
 from tests.agents import stage_files
 from tests.conftest import ROOT, TASKS, benchrig
 from tests.test_agent_process import host_processes, wait_dead

@@ -18,7 +18,7 @@ from benchrig import result as result_module
 from benchrig.drivers.base import DriverOutput
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.jsonsafe import json_safe
-from benchrig.report import RENDERERS
+from benchrig.report.render import RENDERERS
 from benchrig.result import load_results, result_text, validate
 from benchrig.runner import Overrides, UnrecordedAttempt, run_attempt, settings_for
 from benchrig.spec import load_task

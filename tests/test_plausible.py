@@ -16,8 +16,8 @@ from benchrig.plausible import (
     TEXTLESS_TOKENS,
     rejections,
 )
-from benchrig.scorecard import scorecards
-from benchrig.summary import model_rows
+from benchrig.report.scorecard import scorecards
+from benchrig.report.table import model_rows
 from tests.conftest import benchrig
 from tests.loopback import Loopback, Reply, ndjson
 from tests.scorecard_fixture import Builder

@@ -14,10 +14,10 @@ from benchrig.drivers import httpstream
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
 from benchrig.errors import DriverError
+from benchrig.report.table import model_rows, render_text
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from benchrig.summary import model_rows, render_text
 from tests.conftest import TASKS
 from tests.loopback import Loopback, Reply, sequence
 from tests.test_ollama import ANSWER_LINES, done, ndjson

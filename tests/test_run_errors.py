@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from benchrig.attempts import without_retried_errors
+from benchrig.report.scorecard import by_run, scorecards
+from benchrig.report.table import model_rows
 from benchrig.result import load_results
-from benchrig.scorecard import by_run, scorecards
 from benchrig.suites import SUITES
-from benchrig.summary import model_rows
 from tests.conftest import ROOT, SOLUTIONS, benchrig, fenced
 from tests.loopback import Loopback, Reply
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from benchrig.drivers.base import DriverOutput, DriverRequest
 from benchrig.errors import DriverError, ErrorKind
+from benchrig.report.scorecard import scorecards
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
-from benchrig.scorecard import scorecards
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.report import render_csv, render_markdown, render_text
-from benchrig.scorecard import by_run, scorecards
+from benchrig.report.render import render_csv, render_markdown, render_text
+from benchrig.report.scorecard import by_run, scorecards
 from tests import scorecard_fixture
 from tests.conftest import ROOT, benchrig
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import get_driver
-from benchrig.report import render_markdown, render_text
+from benchrig.report.render import render_markdown, render_text
 from benchrig.result import validate
 from benchrig.runner import SENT, Overrides, run_attempt, settings_for
 from benchrig.spec import load_task

@@ -8,7 +8,7 @@ import io
 import json
 from typing import Any
 
-from benchrig.summary import model_rows, render_csv, render_markdown, render_text
+from benchrig.report.table import model_rows, render_csv, render_markdown, render_text
 from tests.conftest import ROOT
 
 EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())

@@ -10,12 +10,12 @@ from typing import Any
 from benchrig.attempts import without_retried_errors
 from benchrig.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
-from benchrig.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
+from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard, scorecards
+from benchrig.report.table import errors_text, model_rows
+from benchrig.report.table import render_csv as table_csv
+from benchrig.report.table import render_markdown as table_markdown
+from benchrig.report.table import render_text as table_text
 from benchrig.suites import SUITES
-from benchrig.summary import errors_text, model_rows
-from benchrig.summary import render_csv as table_csv
-from benchrig.summary import render_markdown as table_markdown
-from benchrig.summary import render_text as table_text
 from benchrig.textsafe import label
 
 WARN = "⚠"

@@ -1,0 +1,1 @@
+"""Results → the per-model table, the per-suite scorecards and their exports."""
