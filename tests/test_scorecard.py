@@ -151,6 +151,19 @@ def test_markdown_report_has_a_section_per_model_and_task_rows() -> None:
     assert "| reasoning | two-trains | 3 | 0/3 | 0/3 | ⚠ 1 |" in md
 
 
+def test_task_rows_count_only_their_own_model_when_two_names_show_alike() -> None:
+    # Two models whose names differ past the shown length: one card each, and each card's
+    # task rows count that model's attempts, not the other's too.
+    alike = [copy.deepcopy(r) for r in RESULTS if r["model"] == "alpha"
+             and r["task"] == "bat-and-ball"]
+    for index, r in enumerate(alike):
+        r["model"] = "m" * 300 + ("a" if index else "b")
+    md = render(alike, "markdown")
+    rows = [line for line in md.splitlines() if line.startswith("| reasoning | bat-and-ball")]
+    assert len(alike) == 3  # "…a" sorts first: two attempts, then "…b": one
+    assert [line.split(" | ")[2] for line in rows] == ["2", "1"]
+
+
 @pytest.mark.parametrize(("fmt", "name"), [("table", "summary.txt"),
                                            ("markdown", "summary.md"), ("csv", "summary.csv")])
 def test_rendered_summary_of_the_fixed_results_is_pinned(tmp_path: Path, fmt: str,
