@@ -78,7 +78,7 @@ def run(
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
     from benchrig.drivers import get_driver
-    from benchrig.report import render_text
+    from benchrig.report import render
     from benchrig.result import check_results_dir
     from benchrig.runner import (
         Overrides,
@@ -139,7 +139,7 @@ def run(
             typer.echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
             results.append(r)
     typer.echo("")
-    typer.echo(render_text(results), nl=False)
+    typer.echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
 
@@ -195,23 +195,18 @@ def summary(
 ) -> None:
     """Per-model table, then per-suite scorecards, from results/*.json (EXAMPLE.json
     ignored; invalid files named)."""
-    from benchrig import report, summary
+    from benchrig.report import FORMATS, render
     from benchrig.result import load_results
 
-    if format_ not in report.RENDERERS:
-        raise BenchRigError(f"unknown format {format_!r}; choose one of "
-                            f"{', '.join(report.RENDERERS)}")
+    if format_ not in FORMATS:
+        raise BenchRigError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
     loaded = load_results(paths_ or [paths.results_dir()])
     for path, reason in loaded.rejected:
         error(printable(f"{path}: skipped, not a valid result: {reason}"))
     if not loaded.results:
         error("no results to summarize")
         raise typer.Exit(1)
-    if table_only:
-        text = summary.RENDERERS[format_](summary.model_rows(loaded.results))
-    else:
-        text = report.RENDERERS[format_](loaded.results)
-    typer.echo(text, nl=False)
+    typer.echo(render(loaded.results, format_, table_only), nl=False)
 
 
 @app.command()

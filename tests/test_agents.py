@@ -17,10 +17,11 @@ import pytest
 
 from benchrig.drivers import get_driver
 from benchrig.drivers.agent_process import TERM_GRACE_S
+from benchrig.report.grouping import grouped
+from benchrig.report.table import model_rows
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from benchrig.summary import model_rows
 from tests.agents import stage_files
 from tests.conftest import ROOT, TASKS, benchrig
 from tests.test_agent_process import host_processes, wait_dead
@@ -184,7 +185,7 @@ def test_an_agent_error_after_the_models_tool_calls_counts_against_the_model(
     assert r["result"] == "error" and r["error"]["kind"] == "model"
     assert "after 1 tool call of the model" in r["error"]["message"]
     assert (r["checks"]["passed"], r["checks"]["total"]) == (0, 2)  # every assertion failed
-    (row,) = model_rows([r])
+    (row,) = model_rows(grouped([r]))
     assert (row.pass_rate, row.scored, row.uncounted_errors) == (0.0, 1, 0)
 
 

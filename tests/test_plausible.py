@@ -16,8 +16,9 @@ from benchrig.plausible import (
     TEXTLESS_TOKENS,
     rejections,
 )
-from benchrig.scorecard import scorecards
-from benchrig.summary import model_rows
+from benchrig.report.grouping import grouped
+from benchrig.report.scorecard import scorecards
+from benchrig.report.table import model_rows
 from tests.conftest import benchrig
 from tests.loopback import Loopback, Reply, ndjson
 from tests.scorecard_fixture import Builder
@@ -62,8 +63,8 @@ def absurd(model: str, tps: float | None, cost: float | None) -> dict[str, Any]:
 
 def test_summary_does_not_average_absurd_values() -> None:
     """Old or hand-edited result files: 1e300 tokens/s and a $1e9 attempt."""
-    rows = model_rows([absurd("m", 100.0, 0.5), absurd("m", 1e300, 1e9),
-                       absurd("m", 50.0, float("inf"))])
+    rows = model_rows(grouped([absurd("m", 100.0, 0.5), absurd("m", 1e300, 1e9),
+                       absurd("m", 50.0, float("inf"))]))
     assert rows[0].tokens_per_s == 75.0
     assert rows[0].cost_usd == 0.5
 
@@ -74,7 +75,7 @@ def test_scorecard_does_not_average_absurd_values() -> None:
               prefill=300.0, output_tokens=100, ttft_ms=500.0)
     cards.add("m", "ollama", "speed", "speed-short-decode", 1, "no-test", tps=1e300,
               prefill=1e300, output_tokens=9_000_000_000_000_000, ttft_ms=1e300)
-    card = scorecards(cards.results)[0].suites["speed"]
+    card = scorecards(grouped(cards.results))[0].suites["speed"]
     assert card.decode_tps == 80.0 and card.prefill_tps == 300.0
     assert card.avg_output_tokens == 100.0 and card.avg_ttft_s == 0.5
     assert card.output_tokens is None  # a sum over a rejected count is unknown

@@ -14,10 +14,12 @@ from benchrig.core.errors import DriverError
 from benchrig.drivers import httpstream
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
+from benchrig.report.grouping import grouped
+from benchrig.report.render_text import render_table
+from benchrig.report.table import model_rows
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from benchrig.summary import model_rows, render_text
 from tests.conftest import TASKS
 from tests.loopback import Loopback, Reply, sequence
 from tests.test_ollama import ANSWER_LINES, done, ndjson
@@ -118,6 +120,6 @@ def test_a_server_failing_every_time_is_an_infra_error_outside_the_pass_rate(
         passed = run_attempt(task, "m", OpenAIDriver(), f"{server.url}/v1", settings,
                              tmp_path).result
     assert passed["result"] == "pass"
-    (row,) = model_rows(load_results([tmp_path]).results)
+    (row,) = model_rows(grouped(load_results([tmp_path]).results))
     assert (row.pass_rate, row.scored, row.errors) == (1.0, 1, 1)
-    assert "100% (1/1), 1 error" in render_text([row])
+    assert "100% (1/1), 1 error" in render_table([row])

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from benchrig.attempts import without_retried_errors
+from benchrig.report.grouping import grouped
+from benchrig.report.scorecard import by_run, scorecards
+from benchrig.report.table import model_rows
 from benchrig.result import load_results
-from benchrig.scorecard import by_run, scorecards
 from benchrig.suites import SUITES
-from benchrig.summary import model_rows
 from tests.conftest import ROOT, SOLUTIONS, benchrig, fenced
 from tests.loopback import Loopback, Reply
 
@@ -106,7 +107,7 @@ def test_retry_errors_runs_exactly_the_attempts_whose_latest_result_is_an_error(
     assert len(list(results_dir.glob("*.json"))) == files + 2
 
     # the replaced errors are not errors still standing (a ran run 0 twice without error)
-    (a, b) = model_rows(load_results([results_dir]).results)
+    (a, b) = model_rows(grouped(load_results([results_dir]).results))
     assert (a.runs, a.passed, a.errors, b.runs, b.passed, b.errors) == (3, 3, 0, 1, 1, 0)
 
 
@@ -156,7 +157,7 @@ def test_a_retried_attempt_takes_the_place_of_its_error_in_its_run(
     runs = by_run(without_retried_errors(results))
     assert [[r["run_index"] for r in run] for run in runs] == [[0], [1]]
     assert all(r["result"] == "pass" for run in runs for r in run)
-    (row,) = model_rows(results)
+    (row,) = model_rows(grouped(results))
     assert (row.runs, row.passed, row.errors) == (2, 2, 0)
-    (card,) = scorecards(results)
+    (card,) = scorecards(grouped(results))
     assert (card.suites["coding"].runs, card.suites["coding"].errors) == (2, 0)

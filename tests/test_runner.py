@@ -7,9 +7,10 @@ from pathlib import Path
 from benchrig.core.errors import DriverError, ErrorKind
 from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.base import DriverRequest
+from benchrig.report.grouping import grouped
+from benchrig.report.scorecard import scorecards
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
-from benchrig.scorecard import scorecards
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 
@@ -37,7 +38,7 @@ def test_an_infra_error_is_outside_the_assertion_rate(tmp_path: Path) -> None:
     result = attempt.result
     assert result["result"] == "error" and result["error"]["kind"] == "infra"
     assert result["checks"]["total"] == 0  # never checked, never in a rate
-    (card,) = scorecards(load_results([tmp_path]).results)
+    (card,) = scorecards(grouped(load_results([tmp_path]).results))
     coding = card.suites["coding"]
     assert (coding.checks_total, coding.scored, coding.errors) == (0, 0, 1)
     assert card.composite is None
@@ -51,6 +52,6 @@ def test_a_timeout_fails_every_assertion_of_its_task(tmp_path: Path) -> None:
     assert result["checks"]["total"] == 6 and result["checks"]["passed"] == 0
     assert all("ended in timeout error" in d["message"] for d in result["checks"]["details"])
     # so the assertion rate (and the composite) cannot rise by timing out
-    (card,) = scorecards(load_results([tmp_path]).results)
+    (card,) = scorecards(grouped(load_results([tmp_path]).results))
     coding = card.suites["coding"]
     assert coding.checks_passed == 0 and coding.checks_total == 6 and card.composite == 0.0

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.report import render_csv, render_markdown, render_text
-from benchrig.scorecard import by_run, scorecards
+from benchrig.report import render
+from benchrig.report.grouping import grouped
+from benchrig.report.scorecard import by_run, scorecards
 from tests import scorecard_fixture
 from tests.conftest import ROOT, benchrig
 
@@ -22,7 +23,7 @@ RESULTS = scorecard_fixture.build()
 
 
 def cards() -> dict[str, dict[str, object]]:
-    return {c.model: {"card": c, **c.suites} for c in scorecards(RESULTS)}
+    return {c.model: {"card": c, **c.suites} for c in scorecards(grouped(RESULTS))}
 
 
 def test_attempts_group_into_runs_by_start_time() -> None:
@@ -33,7 +34,7 @@ def test_attempts_group_into_runs_by_start_time() -> None:
 
 
 def test_reasoning_rate_and_its_range_over_the_runs() -> None:
-    (alpha, beta) = scorecards(RESULTS)
+    (alpha, beta) = scorecards(grouped(RESULTS))
     card = alpha.suites["reasoning"]
     assert (card.passed, card.scored, card.runs) == (15, 36, 3)
     assert card.rate == pytest.approx(15 / 36)
@@ -47,7 +48,7 @@ def test_reasoning_rate_and_its_range_over_the_runs() -> None:
 
 
 def test_coding_task_and_assertion_levels() -> None:
-    (alpha, _) = scorecards(RESULTS)
+    (alpha, _) = scorecards(grouped(RESULTS))
     card = alpha.suites["coding"]
     assert (card.passed, card.scored) == (11, 12)  # a task passes only with every check
     assert (card.checks_passed, card.checks_total) == (50, 51)
@@ -57,7 +58,7 @@ def test_coding_task_and_assertion_levels() -> None:
 
 
 def test_composite_is_the_mean_of_the_answer_scored_suites() -> None:
-    (alpha, beta) = scorecards(RESULTS)
+    (alpha, beta) = scorecards(grouped(RESULTS))
     suites = alpha.suites
     assert alpha.composite_suites == ("coding", "reasoning", "polish")
     assert alpha.composite == pytest.approx(
@@ -84,14 +85,14 @@ def test_infra_errors_stay_out_of_coding_levels_and_composite_timeouts_do_not() 
     """A coding pass beside an infra error (server down, checks empty) is 100 % at both
     levels and in the composite; a timeout (every assertion failed) still lowers them."""
     down = [_coding_attempt("pass", None, (4, 4)), _coding_attempt("error", "infra", (0, 0))]
-    (card,) = scorecards(down)
+    (card,) = scorecards(grouped(down))
     coding = card.suites["coding"]
     assert (coding.passed, coding.scored, coding.errors) == (1, 1, 1)
     assert (coding.checks_passed, coding.checks_total) == (4, 4)
     assert card.composite == 1.0
-    assert "1 error" in render_text(down)
+    assert "1 error" in render(down, "table")
     slow = [_coding_attempt("pass", None, (4, 4)), _coding_attempt("error", "timeout", (0, 4))]
-    (card,) = scorecards(slow)
+    (card,) = scorecards(grouped(slow))
     coding = card.suites["coding"]
     assert (coding.passed, coding.scored, coding.errors) == (1, 2, 0)
     assert (coding.checks_passed, coding.checks_total) == (4, 8)
@@ -99,7 +100,7 @@ def test_infra_errors_stay_out_of_coding_levels_and_composite_timeouts_do_not() 
 
 
 def test_speed_figures_and_the_floor_flag() -> None:
-    (alpha, beta) = scorecards(RESULTS)
+    (alpha, beta) = scorecards(grouped(RESULTS))
     speed = alpha.suites["speed"]
     assert speed.decode_tps == pytest.approx(66.0) and not speed.decode_floored
     assert speed.prefill_tps == pytest.approx(181.0)
@@ -109,7 +110,7 @@ def test_speed_figures_and_the_floor_flag() -> None:
 
 
 def test_avg_ttft_per_suite_and_overall() -> None:
-    (alpha, _) = scorecards(RESULTS)
+    (alpha, _) = scorecards(grouped(RESULTS))
     assert alpha.suites["coding"].avg_ttft_s == pytest.approx(0.9)
     assert alpha.suites["speed"].avg_ttft_s == pytest.approx(0.101)
     times = [r["metrics"]["ttft_ms"] / 1000 for r in RESULTS if r["model"] == "alpha"]
@@ -117,7 +118,7 @@ def test_avg_ttft_per_suite_and_overall() -> None:
 
 
 def test_text_report_shows_intervals_levels_and_flags() -> None:
-    text = render_text(RESULTS)
+    text = render(RESULTS, "table")
     assert text.startswith("model ")  # the benchmark-runner's per-model table comes first
     assert "reasoning  41.7% [25.0-58.3] (15/36)" in text
     assert "Tasks Passed: 11/12 (91.7%)" in text
@@ -129,7 +130,7 @@ def test_text_report_shows_intervals_levels_and_flags() -> None:
 
 
 def test_csv_has_the_documented_columns() -> None:
-    rows = list(csv.DictReader(io.StringIO(render_csv(RESULTS))))
+    rows = list(csv.DictReader(io.StringIO(render(RESULTS, "csv"))))
     alpha, beta = rows
     for column in ("coding_task_pass_rate", "coding_tasks_passed", "coding_task_count",
                    "coding_assertions_passed", "coding_assertion_count", "coding_pass_rate",
@@ -144,10 +145,23 @@ def test_csv_has_the_documented_columns() -> None:
 
 
 def test_markdown_report_has_a_section_per_model_and_task_rows() -> None:
-    md = render_markdown(RESULTS)
+    md = render(RESULTS, "markdown")
     assert "## Scorecards" in md and "### alpha · llamacpp" in md
     assert "| coding | 98.0% [94.1-100.0] | 3 | Tasks Passed: 11/12 (91.7%)" in md
     assert "| reasoning | two-trains | 3 | 0/3 | 0/3 | ⚠ 1 |" in md
+
+
+def test_task_rows_count_only_their_own_model_when_two_names_show_alike() -> None:
+    # Two models whose names differ past the shown length: one card each, and each card's
+    # task rows count that model's attempts, not the other's too.
+    alike = [copy.deepcopy(r) for r in RESULTS if r["model"] == "alpha"
+             and r["task"] == "bat-and-ball"]
+    for index, r in enumerate(alike):
+        r["model"] = "m" * 300 + ("a" if index else "b")
+    md = render(alike, "markdown")
+    rows = [line for line in md.splitlines() if line.startswith("| reasoning | bat-and-ball")]
+    assert len(alike) == 3  # "…a" sorts first: two attempts, then "…b": one
+    assert [line.split(" | ")[2] for line in rows] == ["2", "1"]
 
 
 @pytest.mark.parametrize(("fmt", "name"), [("table", "summary.txt"),

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import get_driver
-from benchrig.report import render_markdown, render_text
+from benchrig.report import render
 from benchrig.result import validate
 from benchrig.runner import SENT, Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
@@ -115,7 +115,7 @@ def _alpha() -> list[dict[str, Any]]:
 
 def test_scorecard_marks_runs_at_temperature_zero_as_deterministic() -> None:
     greedy = _with(_alpha(), 0.0)
-    for text in (render_text(greedy), render_markdown(greedy)):
+    for text in (render(greedy, "table"), render(greedy, "markdown")):
         assert "deterministic runs (temperature 0): every run was greedy decoding" in text
         assert text.count("· deterministic runs (temperature 0)") == 4  # every suite
 
@@ -124,13 +124,13 @@ def test_scorecard_marks_runs_at_temperature_zero_as_deterministic() -> None:
 def test_sampled_or_unknown_temperatures_are_not_called_deterministic(
         temperature: float | None) -> None:
     results = _with(_alpha(), temperature)
-    assert "deterministic" not in render_text(results) + render_markdown(results)
+    assert "deterministic" not in render(results, "table") + render(results, "markdown")
 
 
 def test_one_run_at_temperature_zero_claims_nothing() -> None:
     one_run = _with([r for r in _alpha() if r["started_at"] < scorecard_fixture._stamp(10_000)],
                     0.0)
-    assert "deterministic" not in render_text(one_run)
+    assert "deterministic" not in render(one_run, "table")
 
 
 @pytest.mark.model

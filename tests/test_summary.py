@@ -8,7 +8,9 @@ import io
 import json
 from typing import Any
 
-from benchrig.summary import model_rows, render_csv, render_markdown, render_text
+from benchrig.report import render_csv, render_markdown, render_text
+from benchrig.report.grouping import grouped
+from benchrig.report.table import model_rows
 from tests.conftest import ROOT
 
 EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
@@ -35,7 +37,7 @@ RESULTS = [
 
 
 def test_rows_average_only_known_values() -> None:
-    a, b = model_rows(RESULTS)
+    a, b = model_rows(grouped(RESULTS))
     assert (a.model, a.runs, a.passed, a.failed, a.errors, a.no_test) == ("a", 4, 1, 1, 1, 1)
     assert a.pass_rate == 1 / 2  # no-test and the infra error are not in the rate
     assert a.tokens_per_s == 70.0  # mean of 100, 50, 60; the error has none
@@ -45,7 +47,7 @@ def test_rows_average_only_known_values() -> None:
 
 
 def test_text_table_marks_floored_rates_and_unknowns() -> None:
-    text = render_text(model_rows(RESULTS))
+    text = render_text.render_table(model_rows(grouped(RESULTS)))
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["model", "agent", "runs"]
     assert "50% (1/2), 1 error" in lines[2]
@@ -55,10 +57,10 @@ def test_text_table_marks_floored_rates_and_unknowns() -> None:
 
 
 def test_markdown_and_csv() -> None:
-    rows = model_rows(RESULTS)
-    md = render_markdown(rows).splitlines()
+    rows = model_rows(grouped(RESULTS))
+    md = render_markdown.render_table(rows).splitlines()
     assert md[0].startswith("| model | agent |") and md[1].startswith("|---|")
-    table = list(csv.DictReader(io.StringIO(render_csv(rows))))
+    table = list(csv.DictReader(io.StringIO(render_csv.render_table(rows))))
     assert table[1]["eval_tok_sec_floored"] == "true"
     assert table[0]["cost_usd"] == "0.020000" and table[1]["cost_usd"] == ""
 
@@ -68,18 +70,18 @@ def test_an_infra_error_is_counted_beside_the_rate_never_in_it() -> None:
     failure: 2 passes and 2 such errors are 100 %, with the errors shown beside."""
     group = [result("m", "pass", 10.0, 1.0), result("m", "pass", 10.0, 1.0),
              result("m", "error", None, None), result("m", "error", None, None, kind="harness")]
-    (row,) = model_rows(group)
+    (row,) = model_rows(grouped(group))
     assert (row.pass_rate, row.scored, row.uncounted_errors) == (1.0, 2, 2)
-    assert "100% (2/2), 2 errors" in render_text([row])
-    assert "100% (2/2), 2 errors" in render_markdown([row])
-    (line,) = csv.DictReader(io.StringIO(render_csv([row])))
+    assert "100% (2/2), 2 errors" in render_text.render_table([row])
+    assert "100% (2/2), 2 errors" in render_markdown.render_table([row])
+    (line,) = csv.DictReader(io.StringIO(render_csv.render_table([row])))
     assert (line["pass_rate"], line["errors"], line["errors_counted"]) == ("1.0000", "2", "0")
 
 
 def test_a_timeout_still_counts_against_the_model() -> None:
     group = [result("m", "pass", 10.0, 1.0), result("m", "error", None, None, kind="timeout")]
-    (row,) = model_rows(group)
+    (row,) = model_rows(grouped(group))
     assert (row.pass_rate, row.scored, row.counted_errors, row.uncounted_errors) == (
         0.5, 2, 1, 0)
-    assert "50% (1/2)" in render_text([row]) and "error" not in render_text([row]).split(
-        "\n")[2]
+    text = render_text.render_table([row])
+    assert "50% (1/2)" in text and "error" not in text.split("\n")[2]

@@ -1,4 +1,4 @@
-"""Results → scorecards: per model and suite, pass rates with their range over the runs, the
+"""A (model, agent) group → its scorecard: per suite, pass rates with their range over the runs, the
 coding task and assertion levels, speed figures, TTFT, truncation, and the composite score.
 
 Runs: the k-th attempt of a task (by run index, then start time) belongs to run k, so
@@ -14,10 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrig.attempts import run_order, without_retried_errors
+from benchrig.attempts import run_order
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
+from benchrig.report.grouping import Group
 from benchrig.suites import COMPOSITE, SUITES
 from benchrig.textsafe import label
 
@@ -265,10 +266,6 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
     )
 
 
-def scorecards(results: list[Result]) -> list[ModelCard]:
-    """One card per (model, agent), in the order of the per-model table; an error that a
-    retry replaced is left out."""
-    groups: dict[tuple[str, str], list[Result]] = {}
-    for result in without_retried_errors(results):
-        groups.setdefault((result["model"], result["agent"]), []).append(result)
-    return [model_card(model, agent, group) for (model, agent), group in sorted(groups.items())]
+def scorecards(groups: list[Group]) -> list[ModelCard]:
+    """One card per (model, agent) group, in the groups' order (that of the per-model table)."""
+    return [model_card(g.model, g.agent, g.results) for g in groups]

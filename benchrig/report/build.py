@@ -1,0 +1,25 @@
+"""Results → everything a rendering shows, computed once: the groups, the per-model table's
+rows and the scorecards, index for index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchrig.attempts import Result
+from benchrig.report.grouping import Group, grouped
+from benchrig.report.scorecard import ModelCard, scorecards
+from benchrig.report.table import ModelRow, model_rows
+
+
+@dataclass(frozen=True)
+class Report:
+    """One (model, agent) per index: its results, its table row and its scorecard."""
+
+    groups: list[Group]
+    rows: list[ModelRow]
+    cards: list[ModelCard]
+
+
+def build(results: list[Result]) -> Report:
+    groups = grouped(results)
+    return Report(groups=groups, rows=model_rows(groups), cards=scorecards(groups))

@@ -1,0 +1,122 @@
+"""The wording the text and Markdown renderings share: figures as words, notes, and
+the cells of the per-model table."""
+
+from __future__ import annotations
+
+from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
+from benchrig.report.table import ModelRow
+
+ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout counts as "
+               "failed); errors of the infrastructure or of BenchRig are shown beside it, "
+               "never counted in it")
+
+WARN = "⚠"
+COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at assertion "
+                     "level (coding_pass_rate), reasoning, polish and context at task level; "
+                     "speed and tool use are not in it")
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def span(value: Span | None) -> str:
+    """` [25.0-58.3]` when there are two runs or more (one run has no spread to show)."""
+    if value is None or value.runs < 2:
+        return ""
+    return f" [{value.low * 100:.1f}-{value.high * 100:.1f}]"
+
+
+def rate_text(rate: float | None, value: Span | None) -> str:
+    return pct(rate) + span(value)
+
+
+def tps(value: float | None, floored: bool = False) -> str:
+    """Tokens per second; `~` marks a rate computed over the 0.001 s floor."""
+    return "—" if value is None else f"{'~' if floored else ''}{value:.1f} t/s"
+
+
+def seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f} s"
+
+
+DETERMINISTIC = "deterministic runs (temperature 0)"
+
+
+def interval_note(cards: list[ModelCard]) -> str:
+    runs = max((s.runs for c in cards for s in c.suites.values()), default=1)
+    note = ("pass rates over the attempts that reached a verdict (a timeout counts as "
+            "failed; other errors are shown beside, never counted)")
+    if runs >= 2:
+        note += (f"; [low-high] = range of the per-run rates, min-max over up to {runs} "
+                 "runs")
+    if any(s.deterministic for c in cards for s in c.suites.values()):
+        note += (f"; {DETERMINISTIC}: every run was greedy decoding, so the runs repeat one "
+                 "generation and a range shows no sampling variance")
+    return note
+
+
+def _coding(card: SuiteCard) -> str:
+    return (f"Tasks Passed: {card.passed}/{card.scored} ({pct(card.rate)})"
+            f"{span(card.rate_span)} · Assertions: {card.checks_passed}/{card.checks_total} "
+            f"({pct(card.checks_rate)}){span(card.checks_span)}")
+
+
+def speed_line(f: SpeedFigures) -> str:
+    """One speed task: decode rate [range over runs], prefill, TTFT, tokens, finish reasons."""
+    decode = tps(f.decode_tps, f.decode_floored)
+    if f.decode_span is not None and f.decode_span.runs >= 2:
+        decode += f" [{f.decode_span.low:.1f}-{f.decode_span.high:.1f}]"
+    tokens = "—" if f.output_tokens is None else f"{f.output_tokens:.0f}"
+    finish = ", ".join(f"{k} {v}" for k, v in f.finish_reasons.items()) or "—"
+    return (f"decode {decode} · prefill {tps(f.prefill_tps)} · TTFT {seconds(f.avg_ttft_s)} · "
+            f"{tokens} tokens (finish: {finish})")
+
+
+def _speed(card: SuiteCard) -> str:
+    return f"{len(card.speed)} task{'s' if len(card.speed) != 1 else ''}, not scored"
+
+
+def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
+    """The suite's own figures: coding levels, speed rates, or passes and checks."""
+    if card.suite == "coding":
+        text = _coding(card)
+    elif card.suite == "speed":
+        text = _speed(card)
+    else:
+        text = f"{card.passed}/{card.scored} passed"
+        if with_rate:
+            text = f"{rate_text(card.rate, card.rate_span)} ({card.passed}/{card.scored})"
+        if card.max_checks > 1:
+            text += f" · checks {card.checks_passed}/{card.checks_total}"
+        if card.thinking_share is not None and card.thinking_tokens:
+            text += f" · thinking {pct(card.thinking_share)} of output tokens"
+    if card.errors:
+        text += f" · {errors_text(card.errors)}"
+    if card.deterministic:
+        text += f" · {DETERMINISTIC}"
+    return text
+
+
+def errors_text(count: int) -> str:
+    return f"{count} error{'s' if count != 1 else ''}"
+
+
+def _num(value: float | None, fmt: str, floored: bool = False) -> str:
+    if value is None:
+        return "—"
+    return ("~" if floored else "") + format(value, fmt)
+
+
+TABLE_HEADERS = ["model", "agent", "runs", "pass rate", "tokens/s", "TTFT ms", "wall s", "cost $"]
+
+
+def table_cells(row: ModelRow) -> list[str]:
+    rate = "—" if row.pass_rate is None else f"{row.pass_rate:.0%} ({row.passed}/{row.scored})"
+    if row.uncounted_errors:
+        rate += f", {errors_text(row.uncounted_errors)}"
+    return [
+        row.model, row.agent, str(row.runs), rate,
+        _num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
+        _num(row.ttft_ms, ".0f"), _num(row.wall_s, ".2f"), _num(row.cost_usd, ".5f"),
+    ]

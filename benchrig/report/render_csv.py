@@ -1,0 +1,107 @@
+"""The CSV export: one row per model and agent, the per-model table's columns, then the
+scorecard's."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from benchrig.report.build import Report
+from benchrig.report.scorecard import ModelCard, Span, SuiteCard
+from benchrig.report.table import ModelRow
+from benchrig.suites import SUITES
+
+CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
+               "no_test", "pass_rate",
+               "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "wall_s", "cost_usd"]
+
+
+def render_table(rows: list[ModelRow]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for r in rows:
+        writer.writerow([r.model, r.agent, r.runs, r.passed, r.failed, r.errors,
+                         r.counted_errors, r.no_test,
+                         "" if r.pass_rate is None else f"{r.pass_rate:.4f}",
+                         "" if r.tokens_per_s is None else f"{r.tokens_per_s:.3f}",
+                         str(r.tokens_per_s_floored).lower(),
+                         "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}",
+                         "" if r.wall_s is None else f"{r.wall_s:.3f}",
+                         "" if r.cost_usd is None else f"{r.cost_usd:.6f}"])
+    return out.getvalue()
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def suite_columns(name: str) -> list[str]:
+    """The CSV columns of one suite, in a fixed order."""
+    if name == "coding":
+        own = ["coding_task_pass_rate", "coding_tasks_passed", "coding_task_count",
+               "coding_assertions_passed", "coding_assertion_count", "coding_pass_rate",
+               "coding_pass_rate_min", "coding_pass_rate_max"]
+    elif name == "speed":
+        own = ["speed_eval_tok_sec", "speed_eval_tok_sec_floored", "speed_prompt_eval_tok_sec",
+               "speed_avg_output_tokens"]
+    else:
+        own = [f"{name}_{c}" for c in ("pass_rate", "passed", "count", "pass_rate_min",
+                                       "pass_rate_max", "checks_passed", "check_count",
+                                       "truncated_thinking", "thinking_token_share")]
+    return [*own, f"{name}_avg_ttft_sec", f"{name}_truncated_runs"]
+
+
+CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
+                "composite_suites", "avg_ttft_sec", "truncated_runs"]
+
+
+def _low(value: Span | None) -> float | None:
+    return value.low if value else None
+
+
+def _high(value: Span | None) -> float | None:
+    return value.high if value else None
+
+
+def _suite_values(s: SuiteCard) -> list[str]:
+    if s.suite == "coding":
+        own = [_number(s.rate), str(s.passed), str(s.scored), str(s.checks_passed),
+               str(s.checks_total), _number(s.checks_rate), _number(_low(s.checks_span)),
+               _number(_high(s.checks_span))]
+    elif s.suite == "speed":
+        own = [_number(s.decode_tps, 3), str(s.decode_floored).lower(),
+               _number(s.prefill_tps, 3), _number(s.avg_output_tokens, 1)]
+    else:
+        own = [_number(s.rate), str(s.passed), str(s.scored), _number(_low(s.rate_span)),
+               _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),
+               str(s.truncated_thinking), _number(s.thinking_share)]
+    return [*own, _number(s.avg_ttft_s), str(s.truncated)]
+
+
+def card_columns(card: ModelCard) -> dict[str, str]:
+    """The scorecard half of a CSV row, with the column names the documentation uses."""
+    row = dict(zip(CARD_COLUMNS, [
+        _number(card.composite), _number(_low(card.composite_span)),
+        _number(_high(card.composite_span)), " ".join(card.composite_suites),
+        _number(card.avg_ttft_s), str(card.truncated)], strict=True))
+    for suite in card.suites.values():
+        row |= dict(zip(suite_columns(suite.suite), _suite_values(suite), strict=True))
+    return row
+
+
+def render_report(report: Report) -> str:
+    """One row per model and agent: the per-model table's columns, then the scorecard's
+    (a suite's columns appear when any model ran it; empty where this model did not)."""
+    table = list(csv.reader(io.StringIO(render_table(report.rows))))
+    cards = report.cards
+    present = {name for card in cards for name in card.suites}
+    columns = CARD_COLUMNS + [c for name in SUITES if name in present
+                              for c in suite_columns(name)]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(table[0] + columns)
+    for base, card in zip(table[1:], cards, strict=True):
+        row = card_columns(card)
+        writer.writerow(base + [row.get(c, "") for c in columns])
+    return out.getvalue()

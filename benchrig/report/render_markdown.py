@@ -1,0 +1,97 @@
+"""The Markdown report: the per-model table, then a scorecard section per model with its task
+rows."""
+
+from __future__ import annotations
+
+from benchrig.attempts import Result
+from benchrig.core.errors import counts_against_model
+from benchrig.metrics import any_floored, mean_metric
+from benchrig.report.build import Report
+from benchrig.report.grouping import Group
+from benchrig.report.phrases import (
+    COMPOSITE_FORMULA,
+    ERRORS_NOTE,
+    TABLE_HEADERS,
+    WARN,
+    errors_text,
+    interval_note,
+    rate_text,
+    seconds,
+    suite_detail,
+    table_cells,
+    tps,
+)
+from benchrig.report.scorecard import ModelCard
+from benchrig.report.table import ModelRow
+from benchrig.textsafe import label
+
+
+def render_table(rows: list[ModelRow]) -> str:
+    lines = ["| " + " | ".join(TABLE_HEADERS) + " |", "|" + "---|" * len(TABLE_HEADERS)]
+    lines += ["| " + " | ".join(table_cells(r)) + " |" for r in rows]
+    if any(r.errors for r in rows):
+        lines += ["", ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _task_rows(group: Group, card: ModelCard) -> list[str]:
+    """One row per task of the card's group, in the card's suite order, then by task."""
+    tasks: dict[tuple[str, str], list[Result]] = {}
+    for r in group.results:
+        tasks.setdefault((label(r["suite"]), label(r["task"])), []).append(r)
+    order = list(card.suites)
+    rows = []
+    for (suite, task), attempts in sorted(tasks.items(), key=lambda i: (order.index(i[0][0]),
+                                                                         i[0][1])):
+        scored = [r for r in attempts if counts_against_model(r)]
+        passed = f"{sum(r['result'] == 'pass' for r in scored)}/{len(scored)}" if scored else "—"
+        errors = len([r for r in attempts if r["result"] == "error"]) - len(
+            [r for r in scored if r["result"] == "error"])
+        if errors:
+            passed = (f"{passed}, " if scored else "") + errors_text(errors)
+        checks = sum(r["checks"]["total"] for r in scored)
+        checks_text = f"{sum(r['checks']['passed'] for r in scored)}/{checks}" if checks else "—"
+        cut = sum(bool(r["truncated"]) for r in attempts)
+        metrics = [r["metrics"] for r in attempts]
+        ttft = mean_metric(metrics, "ttft_ms")
+        rate = mean_metric(metrics, "tokens_per_s")
+        prefill = mean_metric(metrics, "prefill_tokens_per_s")
+        rows.append(" | ".join([
+            "", suite, task, str(len(attempts)), passed, checks_text,
+            f"{WARN} {cut}" if cut else "0",
+            seconds(None if ttft is None else ttft / 1000),
+            tps(rate, any_floored(metrics)), tps(prefill), ""]).strip())
+    return rows
+
+
+def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
+    lines = ["## Scorecards", "", f"Scores are {interval_note(cards)}. "
+             f"The {COMPOSITE_FORMULA}. {WARN} marks responses cut off at the token limit "
+             "before the answer was complete (`truncated_runs`); `~` marks a decode rate "
+             "computed over the 0.001 s floor."]
+    for card, group in zip(cards, groups, strict=True):
+        lines += ["", f"### {card.model} · {card.agent}", "",
+                  "| suite | score | runs | detail | avg TTFT | truncated |",
+                  "|---|---|---|---|---|---|"]
+        composite = "—" if card.composite is None else rate_text(card.composite,
+                                                                   card.composite_span)
+        runs = max((s.runs for s in card.suites.values()), default=0)
+        lines.append(f"| **composite** | **{composite}** | {runs} | mean of "
+                     f"{', '.join(card.composite_suites) or '—'} | {seconds(card.avg_ttft_s)} | "
+                     f"{f'{WARN} {card.truncated}' if card.truncated else '0'} |")
+        for suite in card.suites.values():
+            score = rate_text(suite.score, suite.score_span) if suite.score is not None else "—"
+            cut = f"{WARN} {suite.truncated}" if suite.truncated else "0"
+            lines.append(f"| {suite.suite} | {score} | {suite.runs} | "
+                         f"{suite_detail(suite, with_rate=False)} | "
+                         f"{seconds(suite.avg_ttft_s)} | {cut} |")
+        lines += ["", "| suite | task | attempts | passed | checks | truncated | avg TTFT | "
+                  "decode | prefill |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += _task_rows(group, card)
+    return "\n".join(lines) + "\n"
+
+
+def render_report(report: Report) -> str:
+    """The Markdown report: the per-model table, then a scorecard section per model."""
+    return ("## Per-model table\n\n" + render_table(report.rows) + "\n"
+            + render_cards_markdown(report.cards, report.groups))

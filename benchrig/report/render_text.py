@@ -1,0 +1,72 @@
+"""The plain-text rendering: the per-model table, then the scorecards."""
+
+from __future__ import annotations
+
+from benchrig.report.build import Report
+from benchrig.report.phrases import (
+    COMPOSITE_FORMULA,
+    ERRORS_NOTE,
+    TABLE_HEADERS,
+    WARN,
+    interval_note,
+    pct,
+    seconds,
+    span,
+    speed_line,
+    suite_detail,
+    table_cells,
+)
+from benchrig.report.scorecard import ModelCard, SuiteCard
+from benchrig.report.table import ModelRow
+
+
+def render_table(rows: list[ModelRow]) -> str:
+    table = [TABLE_HEADERS, *(table_cells(r) for r in rows)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(TABLE_HEADERS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+             for line in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    if any(r.errors for r in rows):
+        lines.append(ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + ".")
+    return "\n".join(lines) + "\n"
+
+
+def _flags(card: SuiteCard) -> str:
+    flags = []
+    if card.truncated:
+        flags.append(f"{WARN} {card.truncated} truncated")
+    if card.truncated_thinking:
+        flags.append(f"{card.truncated_thinking} cut off while thinking")
+    return " · ".join(flags)
+
+
+def _composite(card: ModelCard) -> str:
+    if card.composite is None:
+        return "composite —"
+    return (f"composite {pct(card.composite)}{span(card.composite_span)} "
+            f"(mean of {', '.join(card.composite_suites)})")
+
+
+def render_cards_text(cards: list[ModelCard]) -> str:
+    lines = [f"Scorecards — {interval_note(cards)}"]
+    for card in cards:
+        head = [f"{card.model} · {card.agent}", _composite(card),
+                f"avg TTFT {seconds(card.avg_ttft_s)}"]
+        if card.truncated:
+            head.append(f"{WARN} {card.truncated} truncated")
+        lines += ["", "  ".join([head[0], " · ".join(head[1:])])]
+        width = max(len(s) for s in card.suites)
+        for suite in card.suites.values():
+            parts = [suite_detail(suite), f"avg TTFT {seconds(suite.avg_ttft_s)}"]
+            if _flags(suite):
+                parts.append(_flags(suite))
+            lines.append(f"  {suite.suite.ljust(width)}  {' · '.join(parts)}")
+            task_width = max((len(f.task) for f in suite.speed), default=0)
+            lines += [f"    {f.task.ljust(task_width)}  {speed_line(f)}" for f in suite.speed]
+    lines += ["", COMPOSITE_FORMULA[0].upper() + COMPOSITE_FORMULA[1:] + "."]
+    return "\n".join(lines) + "\n"
+
+
+def render_report(report: Report) -> str:
+    """The per-model table, then the scorecards."""
+    return render_table(report.rows) + "\n" + render_cards_text(report.cards)

@@ -1,0 +1,68 @@
+"""A (model, agent) group → its row of the benchmark-runner's per-model table (the figures)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchrig.core.errors import counts_against_model
+from benchrig.metrics import any_floored, mean_metric
+from benchrig.report.grouping import Group
+from benchrig.textsafe import label
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One line of the benchmark-runner's table: a model as driven by one agent or runtime."""
+
+    model: str
+    agent: str
+    runs: int
+    passed: int
+    failed: int
+    errors: int
+    no_test: int
+    tokens_per_s: float | None
+    tokens_per_s_floored: bool
+    ttft_ms: float | None
+    wall_s: float | None
+    cost_usd: float | None
+    counted_errors: int = 0  # errors of the model's own doing (timeouts): in the rate
+
+    @property
+    def scored(self) -> int:
+        """Attempts that reached a verdict: what the pass rate is over."""
+        return self.passed + self.failed + self.counted_errors
+
+    @property
+    def uncounted_errors(self) -> int:
+        """Errors that are not the model's doing: shown beside the rate, not in it."""
+        return self.errors - self.counted_errors
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+
+def model_rows(groups: list[Group]) -> list[ModelRow]:
+    """One row per (model, agent) group, in the groups' order."""
+    rows = []
+    for model, agent, group in ((g.model, g.agent, g.results) for g in groups):
+        outcomes = [r["result"] for r in group]
+        metrics = [r["metrics"] for r in group]
+        rows.append(ModelRow(
+            model=label(model),
+            agent=label(agent),
+            runs=len(group),
+            passed=outcomes.count("pass"),
+            failed=outcomes.count("fail"),
+            errors=outcomes.count("error"),
+            no_test=outcomes.count("no-test"),
+            counted_errors=sum(r["result"] == "error" and counts_against_model(r)
+                               for r in group),
+            tokens_per_s=mean_metric(metrics, "tokens_per_s"),
+            tokens_per_s_floored=any_floored(metrics),
+            ttft_ms=mean_metric(metrics, "ttft_ms"),
+            wall_s=mean_metric(metrics, "wall_s"),
+            cost_usd=mean_metric(metrics, "cost_usd"),
+        ))
+    return rows
