@@ -30,9 +30,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchrig import isolation, sandbox_pool  # noqa: E402
+from benchrig import sandbox  # noqa: E402
 from benchrig.checks.coding import run_tests  # noqa: E402
-from benchrig.isolation import Confinement  # noqa: E402
+from benchrig.sandbox import Confinement  # noqa: E402
+from benchrig.sandbox import pool as sandbox_pool  # noqa: E402
+from benchrig.sandbox.confinement import SYSTEM_PYTHON  # noqa: E402
 from benchrig.spec import TaskSpec, load_task  # noqa: E402
 
 TASKS = ("flatten-dict", "lru-cache", "merge-intervals", "valid-brackets")
@@ -70,7 +72,7 @@ def tests_without_import(task: TaskSpec) -> str:
 def bare(task: TaskSpec, code: str) -> bool:
     program = (code + "\n" + tests_without_import(task)
                + BARE_RUNNER.format(names=list(task.test_names), total=len(task.test_names)))
-    done = subprocess.run([isolation.SYSTEM_PYTHON, "-I", "-c", program], capture_output=True,
+    done = subprocess.run([SYSTEM_PYTHON, "-I", "-c", program], capture_output=True,
                           timeout=60, check=False)
     return done.returncode == 0
 
@@ -105,9 +107,9 @@ def human_eval() -> Method:
 
 
 def methods() -> dict[str, Method]:
-    best = isolation.detect()
+    best = sandbox.detect()
     found: dict[str, Method] = {"bare python3 -I": bare}
-    if best.level == isolation.FULL:
+    if best.level == sandbox.FULL:
         found["BenchRig full, pre-started"] = sandboxed(best)
         found["BenchRig full, cold"] = sandboxed(best, prestarted=False)
     if best.dedicated_uid:
@@ -157,7 +159,7 @@ def main() -> None:
                 cpu[name].append(cpu_used() - spent)
                 assert ok, f"{name} failed {task.id}"
     base = times["bare python3 -I"]
-    print(f"isolation here: {isolation.detect().level}; {args.rounds} rounds × {len(tasks)} "
+    print(f"isolation here: {sandbox.detect().level}; {args.rounds} rounds × {len(tasks)} "
           "tasks; medians per attempt (one attempt = every check of one task)\n")
     print("| method | " + " | ".join(t.id for t in tasks) + " | all tasks | over bare |")
     print("|---|" + "---|" * (len(tasks) + 2))

@@ -98,8 +98,8 @@ def run(
         from benchrig.drivers import confine
         _require(confine.warning(confine.detect()), require_isolation)
     if require_isolation or any(t.check_type == "tests" for t in chosen):
-        from benchrig import isolation
-        _require(isolation.warning(isolation.detect()), require_isolation)
+        from benchrig import sandbox
+        _require(sandbox.warning(sandbox.detect()), require_isolation)
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)

@@ -1,4 +1,4 @@
-"""The attack battery: hostile candidates against the sandbox, in full and degraded isolation.
+"""The attack battery: hostile candidates against the sandbox, in full and degraded sandbox.
 
 Every candidate in tests/attacks.py gets the verdict a correct runner must give, and after
 each one the host is checked from the outside: the canary files are untouched, no secret
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from benchrig import isolation
+from benchrig import sandbox
 from benchrig.checks.coding import CheckReport, run_tests
-from benchrig.isolation import Confinement
-from benchrig.sandbox import Limits
+from benchrig.sandbox import Confinement, Limits
+from benchrig.sandbox.confinement import ipc_objects, live_processes
 from benchrig.spec import TaskSpec, load_task
 from tests.attacks import ATTACKS, CORRECT, WRONG, Attack
 from tests.conftest import ROOT
@@ -170,9 +170,9 @@ MODES = ("full", "degraded")
 
 @pytest.fixture(scope="module", params=MODES)
 def mode(request: pytest.FixtureRequest) -> tuple[str, Confinement]:
-    best = isolation.detect()
+    best = sandbox.detect()
     if request.param == "full":
-        if best.level != isolation.FULL:
+        if best.level != sandbox.FULL:
             pytest.skip(f"full isolation is not available here: {'; '.join(best.reasons)}")
         return "full", best
     return "degraded", best.without_namespaces("the battery's degraded run")
@@ -224,7 +224,7 @@ def remove(paths: list[str]) -> None:
 
 
 def surviving(uids: list[int], token: str) -> list[int]:
-    alive = [pid for pid, owner in isolation.live_processes().items() if owner in uids]
+    alive = [pid for pid, owner in live_processes().items() if owner in uids]
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -299,7 +299,7 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
         if gives_up != "network":
             assert len(canaries.connections) == seen, "a connection reached a canary listener"
         assert surviving(uids, token) == []
-        assert all(isolation.ipc_objects(uid) == [] for uid in uids)
+        assert all(ipc_objects(uid) == [] for uid in uids)
         assert not (canaries.public.parent / "results" / f"verdict-{token}.json").exists()
         assert left == [], "the candidate left files in the host's shared folders"
     finally:
@@ -361,16 +361,16 @@ def test_each_attempt_gets_its_own_uid(task: TaskSpec) -> None:
 def test_a_sandbox_that_cannot_start_is_an_error_not_a_verdict(task: TaskSpec) -> None:
     from benchrig.errors import SandboxError
 
-    broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
+    broken = replace(sandbox.detect(), interpreter="/nonexistent/python3")
     with pytest.raises(SandboxError, match=r"did not start|cannot start"):
         run_tests(task, CORRECT, LIMITS, confinement=broken)
 
 
-@pytest.mark.skipif(isolation.detect().bwrap is None, reason="needs bubblewrap")
+@pytest.mark.skipif(sandbox.detect().bwrap is None, reason="needs bubblewrap")
 def test_bubblewrap_refusing_to_start_is_an_error_naming_why(task: TaskSpec) -> None:
     from benchrig.errors import SandboxError
 
-    broken = replace(isolation.detect(), namespaces=True, bwrap_flags=("--no-such-option",))
+    broken = replace(sandbox.detect(), namespaces=True, bwrap_flags=("--no-such-option",))
     with pytest.raises(SandboxError, match="no-such-option"):
         run_tests(task, CORRECT, LIMITS, confinement=broken)
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from benchrig import isolation, sandbox_pool
 from benchrig.checks.coding import run_tests
-from benchrig.sandbox import Limits
+from benchrig.sandbox import Limits, confinement
+from benchrig.sandbox import pool as sandbox_pool
 from benchrig.spec import TaskSpec, load_task
 from tests.conftest import SOLUTIONS, TASKS
 
@@ -145,7 +145,7 @@ def test_candidate_sees_a_cleared_environment(lru: TaskSpec, monkeypatch: pytest
 @pytest.mark.parametrize("namespaces", [True, False])
 def test_the_candidate_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch,
                                          namespaces: bool) -> None:
-    conf = isolation.detect()
+    conf = confinement.detect()
     if not namespaces:
         conf = conf.without_namespaces()
     elif not conf.namespaces:
@@ -153,13 +153,13 @@ def test_the_candidate_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.Monk
     sandbox_pool.discard_all()
     monkeypatch.setattr(sandbox_pool, "PRESTART", False)
     made: list[Path | None] = []
-    prepare = isolation.prepare_folder
+    prepare = confinement.prepare_folder
 
     def recording(*args: Any) -> Path | None:
         made.append(prepare(*args))
         return made[-1]
 
-    monkeypatch.setattr(isolation, "prepare_folder", recording)
+    monkeypatch.setattr(confinement, "prepare_folder", recording)
     code = "import os\nprint('CWD=' + os.getcwd())\n" + GOOD
     report = run_tests(lru, code, confinement=conf)
     assert report.all_passed
@@ -185,7 +185,7 @@ def test_a_prestarted_sandbox_carries_nothing_over(lru: TaskSpec) -> None:
 
 
 def test_a_spare_that_died_waiting_is_never_handed_out(lru: TaskSpec) -> None:
-    conf = isolation.detect()
+    conf = confinement.detect()
     limits = Limits()
     sandbox_pool.discard_all()
     sandbox_pool.replenish(conf, limits, "solution.py")
@@ -201,14 +201,14 @@ def test_a_spare_that_died_waiting_is_never_handed_out(lru: TaskSpec) -> None:
 
 
 def test_spares_are_stopped_and_swept_when_discarded() -> None:
-    conf = isolation.detect()
+    conf = confinement.detect()
     sandbox_pool.discard_all()
     sandbox_pool.replenish(conf, Limits(), "solution.py")
     (spare,) = sandbox_pool._spares.values()
     sandbox_pool.discard_all()
     assert spare.proc.poll() is not None
     if spare.box.uid is not None:
-        assert spare.box.uid not in isolation.live_processes().values()
+        assert spare.box.uid not in confinement.live_processes().values()
 
 
 def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
@@ -225,7 +225,7 @@ def test_a_sandbox_failure_is_an_error_even_if_the_test_swallows_it(tmp_path: Pa
     task = custom_task(tmp_path, "import solution\n\ndef test_swallow():\n    try:\n"
                                  "        solution.add(1, 2)\n    except Exception:\n"
                                  "        pass\n")
-    broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
+    broken = replace(confinement.detect(), interpreter="/nonexistent/python3")
     with pytest.raises(SandboxError):
         run_tests(task, "def add(a, b):\n    return a + b\n", confinement=broken)
 
@@ -245,7 +245,7 @@ def test_a_failed_reimport_fails_every_later_check_even_when_caught() -> None:
     from benchrig.checks.coding import CandidateRunner
     from benchrig.sandbox import CandidateFailure
 
-    runner = CandidateRunner(isolation.detect(), Limits(), "")
+    runner = CandidateRunner(confinement.detect(), Limits(), "")
     runner.import_error = "importing the candidate failed: boom"
     with pytest.raises(CandidateFailure):
         runner.send({"op": "call", "name": "add"})
@@ -269,11 +269,11 @@ def test_an_output_flood_keeps_the_judge_small(lru: TaskSpec) -> None:
 
 
 def test_no_spare_is_kept_for_a_candidate_without_a_uid_of_its_own(lru: TaskSpec) -> None:
-    shared = isolation.detect().without_namespaces().without_dedicated_uid()
+    shared = confinement.detect().without_namespaces().without_dedicated_uid()
     sandbox_pool.discard_all()
     assert run_tests(lru, GOOD, confinement=shared).all_passed
     assert not any(key[0] == shared for key in sandbox_pool._spares)
-    own = isolation.detect()
+    own = confinement.detect()
     if own.dedicated_uid:
         assert run_tests(lru, GOOD, confinement=own).all_passed
         assert any(key[0] == own for key in sandbox_pool._spares)
@@ -329,7 +329,7 @@ def test_a_name_the_candidate_lacks_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize("degraded", [False, True], ids=["best", "degraded"])
 def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path, hostile: str,
                                                               degraded: bool) -> None:
-    conf = isolation.detect()
+    conf = confinement.detect()
     conf = conf.without_namespaces("degraded run of the test") if degraded else conf
     task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
     report = run_tests(task, STAR_RIGHT + hostile + "\n", confinement=conf)
@@ -351,7 +351,7 @@ def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path, ho
 ])
 def test_an_export_list_forged_by_the_candidate_process_is_refused(
         forged: dict[str, Any]) -> None:
-    from benchrig.checks.remote import read_exports
+    from benchrig.sandbox import read_exports
 
     # The candidate shares the child's process and can rewrite its import reply.
     exports = read_exports({"ok": True, **forged})

@@ -2,7 +2,7 @@
 
 Each `test_*` function of tasks/<id>.test.py is one check. The test logic and the
 expected values stay here; the candidate's module lives in a sandboxed child and is
-reached through `remote` stand-ins. Every check runs, whatever the earlier ones did:
+reached through the sandbox's `proxy` stand-ins. Every check runs, whatever the earlier ones did:
 a crashed or hung candidate is restarted for the next check, and a check passes only
 when its test function returns normally and nothing went wrong at the boundary meanwhile
 (a death, a timeout, a malformed reply or a value that cannot cross fails the check even
@@ -19,12 +19,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchrig import isolation, sandbox_pool
-from benchrig.checks.remote import MODULE, RemoteModule, Session, read_exports
+from benchrig import sandbox
 from benchrig.errors import SandboxError
-from benchrig.isolation import Confinement
-from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
-from benchrig.sandbox_codec import BoundaryError
+from benchrig.sandbox import (
+    MODULE,
+    BoundaryError,
+    CandidateFailure,
+    CandidateProcess,
+    CandidateTimeout,
+    Confinement,
+    Limits,
+    RemoteModule,
+    Session,
+    read_exports,
+)
+from benchrig.sandbox import pool as sandbox_pool
 from benchrig.spec import TaskSpec
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
@@ -231,7 +240,7 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
         raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
     started = time.monotonic()
     test_file = str(task.test_path)
-    conf = confinement or isolation.detect()
+    conf = confinement or sandbox.detect()
     limits = limits or Limits()
     runner = CandidateRunner(conf, limits, code)
     incidents = runner.session.incidents
@@ -272,7 +281,7 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
     problems = [*runner.cleanup_problems]
     if runner.import_error:
         problems.insert(0, runner.import_error)
-    level = isolation.NONE if runner.limits_failed else conf.level
+    level = sandbox.NONE if runner.limits_failed else conf.level
     report = CheckReport(
         details=tuple(replace(d, message=printable(d.message)) for d in details),
         sandbox_error=printable("; ".join(problems)) or None,

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Iterator
 
 from benchrig.errors import SandboxError
-from benchrig.isolation import Confinement
-from benchrig.sandbox import Box, CandidateProcess, Limits
+from benchrig.sandbox.confinement import Confinement
+from benchrig.sandbox.process import Box, CandidateProcess, Limits
 
 PRESTART = True  # False: every candidate process is started cold (benchmarks compare both)
 MAX_SPARES = 4  # one per (confinement, limits) in use; the oldest goes when more are asked
