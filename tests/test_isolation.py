@@ -155,12 +155,13 @@ def test_killing_as_the_uid_takes_all_its_processes_at_once() -> None:
 
 def test_limits_the_kernel_refuses_make_the_isolation_none(tmp_path: Path) -> None:
     from benchrig.checks.coding import run_tests
-    from benchrig.sandbox import Limits
+    from benchrig.sandbox import Limits, SandboxPool
     from benchrig.spec import load_task
 
     task = load_task(Path(__file__).resolve().parent.parent / "tasks" / "lru-cache.md")
     good = (Path(__file__).resolve().parent / "solutions" / "lru-cache.py").read_text()
-    report = run_tests(task, good, Limits(open_files=10**12))  # beyond fs.nr_open
+    with SandboxPool(limits=Limits(open_files=10**12), prestart=False) as pool:  # > nr_open
+        report = run_tests(task, good, pool)
     assert report.isolation == "none"
     assert report.sandbox["limits_failed"] == ["open_files"]
 

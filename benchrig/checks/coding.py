@@ -27,13 +27,11 @@ from benchrig.sandbox import (
     CandidateFailure,
     CandidateProcess,
     CandidateTimeout,
-    Confinement,
-    Limits,
     RemoteModule,
+    SandboxPool,
     Session,
     read_exports,
 )
-from benchrig.sandbox import pool as sandbox_pool
 from benchrig.spec import TaskSpec
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
@@ -81,8 +79,8 @@ class CheckReport:
 class CandidateRunner:
     """Owns the candidate process: starts it on demand, restarts it after a failure."""
 
-    def __init__(self, confinement: Confinement, limits: Limits, code: str) -> None:
-        self.confinement, self.limits, self.code = confinement, limits, code
+    def __init__(self, pool: SandboxPool, code: str) -> None:
+        self.pool, self.code = pool, code
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
         self.deadline = time.monotonic()
@@ -130,7 +128,7 @@ class CandidateRunner:
 
     def _start(self) -> None:
         began = time.monotonic()
-        self.proc = sandbox_pool.take(self.confinement, self.limits, SOLUTION_MODULE)
+        self.proc = self.pool.take(SOLUTION_MODULE)
         self.uids.append(self.proc.box.uid)
         hello = self.proc.ready()
         self.deadline += time.monotonic() - began  # the sandbox's start-up is not the candidate's
@@ -229,20 +227,25 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
-def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
-              confinement: Confinement | None = None) -> CheckReport:
+def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None) -> CheckReport:
     """Judge `code` against the task's hidden tests; never raises for anything the code does.
+
+    The candidate runs in sandboxes from `pool`, the run's (its confinement and limits);
+    without one, in a pool of its own with the defaults, started cold and closed when the
+    verdict is in.
 
     Raises SandboxError when the sandbox itself fails (it could not start, or could not
     prove it cleaned up): that is BenchRig's failure, never a verdict.
     """
+    if pool is None:
+        with SandboxPool(prestart=False) as own:
+            return run_tests(task, code, own)
     if sys.flags.optimize:
         raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
     started = time.monotonic()
     test_file = str(task.test_path)
-    conf = confinement or sandbox.detect()
-    limits = limits or Limits()
-    runner = CandidateRunner(conf, limits, code)
+    conf = pool.confinement
+    runner = CandidateRunner(pool, code)
     incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
@@ -294,5 +297,5 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
                  "cleanup": "; ".join(runner.cleanup_problems) or "verified",
                  "removed_leftovers": runner.leftovers[:20]},
     )
-    sandbox_pool.replenish(conf, limits, SOLUTION_MODULE)  # the next attempt starts warm
+    pool.replenish(SOLUTION_MODULE)  # the next attempt starts warm
     return report

@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from benchrig.checks.coding import CheckDetail, failed_details, run_tests
 from benchrig.checks.extract import extract_code, truncation_message
 from benchrig.drivers.base import Settings, Transcript
-from benchrig.sandbox import child_source
+from benchrig.sandbox import SandboxPool, child_source
 from benchrig.spec import TaskSpec
 
 EVIDENCE_CHARS = 4000
@@ -41,10 +41,13 @@ CHECKERS: dict[str, Checker] = {}
 BUILTIN_MODULES = ("benchrig.checks.answers", "benchrig.checks.polish")
 
 
-def checker(name: str) -> Callable[[Checker], Checker]:
+AnyChecker = TypeVar("AnyChecker", bound=Checker)
+
+
+def checker(name: str) -> Callable[[AnyChecker], AnyChecker]:
     """Register a check type by the name tasks use in `check.type`."""
 
-    def register(func: Checker) -> Checker:
+    def register(func: AnyChecker) -> AnyChecker:
         CHECKERS[name] = func
         return func
 
@@ -52,8 +55,10 @@ def checker(name: str) -> Callable[[Checker], Checker]:
 
 
 @checker("tests")
-def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
-    """Coding: the file the agent wrote, else the code in the answer, against hidden tests."""
+def check_code(task: TaskSpec, transcript: Transcript, settings: Settings,
+               sandboxes: SandboxPool | None = None) -> Verdict:
+    """Coding: the file the agent wrote, else the code in the answer, against hidden tests
+    run in `sandboxes` (see run_tests for the default)."""
     written = transcript.files.get(task.solution_file)
     if written is not None:
         code, source, how = written, "file", "file"
@@ -69,7 +74,7 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
             return Verdict("fail", failed_details(task.test_names, message), message,
                            code_source="message")
         code, source, how = found.code, "message", found.how
-    report = run_tests(task, code)
+    report = run_tests(task, code, sandboxes)
     notes = f"{report.passed}/{report.total} checks passed"
     if report.sandbox_error:
         notes += f"; {report.sandbox_error}"
@@ -99,11 +104,15 @@ def load_checkers() -> None:
     child_source()
 
 
-def judge(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+def judge(task: TaskSpec, transcript: Transcript, settings: Settings,
+          sandboxes: SandboxPool | None = None) -> Verdict:
+    """The verdict on `transcript`; candidate code runs in `sandboxes`, the run's pool."""
     load_checkers()  # already done by the runner; a no-op then
     kind = task.check_type
     if kind is None:
         return Verdict("no-test", notes="the task has no check")
+    if kind == "tests":  # the one check that runs candidate code: it gets the run's sandboxes
+        return check_code(task, transcript, settings, sandboxes)
     check = CHECKERS.get(kind)
     if check is None:
         raise ValueError(f"{task.path}: check.type: unknown check {kind!r}")

@@ -7,6 +7,7 @@ them, the next one ahead of time; `proxy` is module `solution` as the hidden tes
 
 from benchrig.sandbox.codec import BoundaryError
 from benchrig.sandbox.confinement import DEGRADED, FULL, NONE, Confinement, detect, warning
+from benchrig.sandbox.pool import SandboxPool
 from benchrig.sandbox.process import (
     CandidateFailure,
     CandidateProcess,
@@ -18,4 +19,4 @@ from benchrig.sandbox.proxy import MODULE, RemoteModule, Session, read_exports
 
 __all__ = ["DEGRADED", "FULL", "MODULE", "NONE", "BoundaryError", "CandidateFailure",
            "CandidateProcess", "CandidateTimeout", "Confinement", "Limits", "RemoteModule",
-           "Session", "child_source", "detect", "read_exports", "warning"]
+           "SandboxPool", "Session", "child_source", "detect", "read_exports", "warning"]
