@@ -15,7 +15,7 @@ from benchrig.checks.coding import run_tests
 from benchrig.sandbox import SandboxPool, confinement
 from benchrig.sandbox.pool import discard
 from benchrig.spec import TaskSpec, load_task
-from tests.conftest import SOLUTIONS, TASKS
+from tests.conftest import SOLUTIONS, TASKS, answer_file, fenced
 
 
 @pytest.fixture(scope="module")
@@ -289,6 +289,20 @@ def test_a_cold_pool_keeps_no_spare(lru: TaskSpec) -> None:
     with SandboxPool(prestart=False) as pool:
         assert run_tests(lru, GOOD, pool).all_passed
         assert pool.spares() == []
+
+
+
+def test_an_attempt_judges_in_the_pool_its_run_hands_it(lru: TaskSpec, tmp_path: Path) -> None:
+    from benchrig.drivers.replay import ReplayDriver
+    from benchrig.runner import Overrides, run_attempt, settings_for
+
+    answer = answer_file(tmp_path, fenced(GOOD))
+    shared = confinement.detect().without_namespaces().without_dedicated_uid()
+    with SandboxPool(shared) as pool:
+        done = run_attempt(lru, "m", ReplayDriver(), str(answer), settings_for(lru, Overrides()),
+                           tmp_path / "results", sandboxes=pool)
+    assert done.result["result"] == "pass"
+    assert done.result["evidence"]["sandbox"]["dedicated_uid"] is False  # the pool's, not ours
 
 
 # ---------------------------------------------------------------- `from solution import *`
