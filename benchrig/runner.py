@@ -33,6 +33,7 @@ from benchrig.result import (
     validate,
     write_atomic,
 )
+from benchrig.sandbox import SandboxPool
 from benchrig.textsafe import printable, type_name
 
 DEFAULT_MAX_TOKENS = 1024
@@ -213,9 +214,10 @@ def _as_run(settings: Settings, output: DriverOutput) -> Settings:
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
                 progress: Progress | None = None, pass_env: tuple[str, ...] = (),
-                run_index: int | None = None) -> Attempt:
+                run_index: int | None = None, sandboxes: SandboxPool | None = None) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
-    exception. `run_index` (which of the runs this is) identifies the attempt to retry."""
+    exception. `run_index` (which of the runs this is) identifies the attempt to retry;
+    candidate code runs in `sandboxes`, the run's pool (see checks.coding.run_tests)."""
     load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
@@ -238,7 +240,7 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
             progress.phase("checking")
         began = time.perf_counter()
         try:
-            verdict = judge(task, output.transcript, _as_run(settings, output))
+            verdict = judge(task, output.transcript, _as_run(settings, output), sandboxes)
         except Exception as exc:  # BenchRig is broken: record it, lose nothing
             error = DriverError("harness", f"checking failed: {type_name(exc)}: {exc}")
         check_s = round(time.perf_counter() - began, 6)

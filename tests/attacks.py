@@ -390,7 +390,7 @@ while True:
 import os
 marker = "print('PLANTED-IMPORTED-__TOKEN__')\\n"
 names = ["conftest.py", "sitecustomize.py", "usercustomize.py", "json.py", "traceback.py",
-         "importlib.py", "sandbox_codec.py", "sandbox_child.py", "solution_test.py"]
+         "importlib.py", "codec.py", "child.py", "solution_test.py"]
 here = os.path.dirname(os.path.abspath(__file__))
 for folder in (here, os.getcwd(), os.path.expanduser("~"), "/tmp"):
     for name in names:

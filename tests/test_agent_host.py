@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from benchrig import environment, isolation, trusted
+from benchrig import environment, trusted
 from benchrig.drivers import agent_process, confine, get_driver
 from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.sandbox import confinement
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.test_agent_confinement import needs_bwrap
@@ -121,7 +122,7 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         script.write_text(f"#!/bin/sh\necho ran >> {tmp_path}/ran-{name}\nexit 0\n")
         script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    caches = (trusted.program, confine.detect, isolation.detect, environment.machine)
+    caches = (trusted.program, confine.detect, confinement.detect, environment.machine)
     for cache in caches:
         cache.cache_clear()
     yield tmp_path
@@ -131,9 +132,9 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def test_helpers_planted_first_on_path_never_run(planted: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    support, conf = confine.detect(), isolation.detect()
+    support, conf = confine.detect(), confinement.detect()
     environment.machine()
-    isolation.kill_as(isolation.allocate_uid(conf) or isolation.UID_BLOCK[0])
+    confinement.kill_as(confinement.allocate_uid(conf) or confinement.UID_BLOCK[0])
     assert not list(planted.glob("ran-*"))
     assert support.bwrap == conf.bwrap == "/usr/bin/bwrap"
     assert conf.describe()["bwrap"] == "/usr/bin/bwrap"

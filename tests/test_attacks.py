@@ -1,4 +1,4 @@
-"""The attack battery: hostile candidates against the sandbox, in full and degraded isolation.
+"""The attack battery: hostile candidates against the sandbox, in full and degraded sandbox.
 
 Every candidate in tests/attacks.py gets the verdict a correct runner must give, and after
 each one the host is checked from the outside: the canary files are untouched, no secret
@@ -28,11 +28,11 @@ from pathlib import Path
 
 import pytest
 
-from benchrig import isolation
+from benchrig import sandbox
 from benchrig.checks.coding import CheckReport, run_tests
 from benchrig.core.task import TaskSpec
-from benchrig.isolation import Confinement
-from benchrig.sandbox import Limits
+from benchrig.sandbox import Limits, SandboxPool
+from benchrig.sandbox.confinement import ipc_objects, live_processes
 from benchrig.spec import load_task
 from tests.attacks import ATTACKS, CORRECT, WRONG, Attack
 from tests.conftest import ROOT
@@ -170,13 +170,24 @@ MODES = ("full", "degraded")
 
 
 @pytest.fixture(scope="module", params=MODES)
-def mode(request: pytest.FixtureRequest) -> tuple[str, Confinement]:
-    best = isolation.detect()
+def mode(request: pytest.FixtureRequest) -> Iterator[tuple[str, SandboxPool]]:
+    """Each level's sandboxes, from one pre-started pool as in a run."""
+    best = sandbox.detect()
     if request.param == "full":
-        if best.level != isolation.FULL:
+        if best.level != sandbox.FULL:
             pytest.skip(f"full isolation is not available here: {'; '.join(best.reasons)}")
-        return "full", best
-    return "degraded", best.without_namespaces("the battery's degraded run")
+        conf = best
+    else:
+        conf = best.without_namespaces("the battery's degraded run")
+    with SandboxPool(conf, LIMITS) as pool:
+        yield request.param, pool
+
+
+@pytest.fixture(scope="module")
+def limited() -> Iterator[SandboxPool]:
+    """The best confinement here, with the battery's limits."""
+    with SandboxPool(sandbox.detect(), LIMITS) as pool:
+        yield pool
 
 
 def fill(code: str, canaries: Canaries, token: str) -> str:
@@ -225,7 +236,7 @@ def remove(paths: list[str]) -> None:
 
 
 def surviving(uids: list[int], token: str) -> list[int]:
-    alive = [pid for pid, owner in isolation.live_processes().items() if owner in uids]
+    alive = [pid for pid, owner in live_processes().items() if owner in uids]
     for pid in os.listdir("/proc"):
         if pid.isdigit():
             try:
@@ -241,9 +252,10 @@ def everything_said(report: CheckReport) -> str:
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
-def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
+def test_attack(attack: Attack, mode: tuple[str, SandboxPool], task: TaskSpec,
                 canaries: Canaries) -> None:
-    name, confinement = mode
+    name, pool = mode
+    confinement = pool.confinement
     if attack.unsafe_for_shared_uid and not confinement.dedicated_uid:
         pytest.skip("without a dedicated uid this attack would hit the host user's own "
                     "processes and files (documented in docs/security.md)")
@@ -252,7 +264,7 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
     shared = shared_folders()
     seen = len(canaries.connections)
     peak_kib, cpu_s = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time()
-    report = run_tests(task, fill(attack.code, canaries, token), LIMITS, confinement=confinement)
+    report = run_tests(task, fill(attack.code, canaries, token), pool)
     cpu_s = time.process_time() - cpu_s
 
     # The verdict a correct runner must give.
@@ -300,7 +312,7 @@ def test_attack(attack: Attack, mode: tuple[str, Confinement], task: TaskSpec,
         if gives_up != "network":
             assert len(canaries.connections) == seen, "a connection reached a canary listener"
         assert surviving(uids, token) == []
-        assert all(isolation.ipc_objects(uid) == [] for uid in uids)
+        assert all(ipc_objects(uid) == [] for uid in uids)
         assert not (canaries.public.parent / "results" / f"verdict-{token}.json").exists()
         assert left == [], "the candidate left files in the host's shared folders"
     finally:
@@ -319,7 +331,8 @@ def test_the_battery_covers_every_threat_of_the_issue() -> None:
 
 
 def test_what_an_agent_leaves_in_its_workspace_changes_nothing(
-        task: TaskSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        task: TaskSpec, limited: SandboxPool, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Planted conftest/sitecustomize/solution files in the working directory, PYTHON*
     variables pointing at them: the check reads only the code it is given."""
     workspace = tmp_path / "workspace"
@@ -332,13 +345,14 @@ def test_what_an_agent_leaves_in_its_workspace_changes_nothing(
     for variable in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE"):
         monkeypatch.setenv(variable, str(workspace))
     monkeypatch.setenv("PYTHONINSPECT", "1")
-    wrong = run_tests(task, WRONG, LIMITS)
-    right = run_tests(task, CORRECT, LIMITS)
+    wrong = run_tests(task, WRONG, limited)
+    right = run_tests(task, CORRECT, limited)
     assert wrong.passed == 0 and right.all_passed
     assert marker not in everything_said(wrong) + everything_said(right)
 
 
-def test_a_legit_candidate_can_use_its_scratch_space(task: TaskSpec) -> None:
+def test_a_legit_candidate_can_use_its_scratch_space(task: TaskSpec,
+                                                     limited: SandboxPool) -> None:
     code = """
 import os, subprocess, tempfile
 with open("notes.txt", "w") as out:
@@ -347,14 +361,14 @@ with tempfile.NamedTemporaryFile() as scratch:
     scratch.write(b"ok")
 print(subprocess.run(["/usr/bin/echo", "child-ok"], capture_output=True, text=True).stdout)
 """ + CORRECT
-    report = run_tests(task, code, LIMITS)
+    report = run_tests(task, code, limited)
     assert report.all_passed, report.details
     assert "child-ok" in report.stdout
 
 
 @pytest.mark.skipif(not ROOT_USER, reason="the sandbox only has its own uid under root")
-def test_each_attempt_gets_its_own_uid(task: TaskSpec) -> None:
-    uids = [u for _ in range(3) for u in run_tests(task, CORRECT, LIMITS).sandbox["uids"]]
+def test_each_attempt_gets_its_own_uid(task: TaskSpec, limited: SandboxPool) -> None:
+    uids = [u for _ in range(3) for u in run_tests(task, CORRECT, limited).sandbox["uids"]]
     assert len(set(uids)) == len(uids) == 3 and all(isinstance(u, int) and u >= 65536
                                                     for u in uids)
 
@@ -362,18 +376,20 @@ def test_each_attempt_gets_its_own_uid(task: TaskSpec) -> None:
 def test_a_sandbox_that_cannot_start_is_an_error_not_a_verdict(task: TaskSpec) -> None:
     from benchrig.core.errors import SandboxError
 
-    broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
-    with pytest.raises(SandboxError, match=r"did not start|cannot start"):
-        run_tests(task, CORRECT, LIMITS, confinement=broken)
+    broken = replace(sandbox.detect(), interpreter="/nonexistent/python3")
+    with pytest.raises(SandboxError, match=r"did not start|cannot start"), \
+            SandboxPool(broken, LIMITS) as pool:
+        run_tests(task, CORRECT, pool)
 
 
-@pytest.mark.skipif(isolation.detect().bwrap is None, reason="needs bubblewrap")
+@pytest.mark.skipif(sandbox.detect().bwrap is None, reason="needs bubblewrap")
 def test_bubblewrap_refusing_to_start_is_an_error_naming_why(task: TaskSpec) -> None:
     from benchrig.core.errors import SandboxError
 
-    broken = replace(isolation.detect(), namespaces=True, bwrap_flags=("--no-such-option",))
-    with pytest.raises(SandboxError, match="no-such-option"):
-        run_tests(task, CORRECT, LIMITS, confinement=broken)
+    broken = replace(sandbox.detect(), namespaces=True, bwrap_flags=("--no-such-option",))
+    with pytest.raises(SandboxError, match="no-such-option"), \
+            SandboxPool(broken, LIMITS) as pool:
+        run_tests(task, CORRECT, pool)
 
 
 def test_the_world_readable_canary_is_really_readable_by_others(canaries: Canaries) -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchrig.sandbox_codec import BoundaryError, decode, encode
+from benchrig.sandbox.codec import BoundaryError, decode, encode
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() \
     | st.binary()

@@ -9,9 +9,14 @@ from typing import Any
 
 import pytest
 
-from benchrig.checks.remote import Session
-from benchrig.sandbox import MAX_REPLY_BYTES, MAX_REPLY_VALUES, ProtocolViolation, parse_reply
-from benchrig.sandbox_codec import BoundaryError, decode, encode
+from benchrig.sandbox.codec import BoundaryError, decode, encode
+from benchrig.sandbox.process import (
+    MAX_REPLY_BYTES,
+    MAX_REPLY_VALUES,
+    ProtocolViolation,
+    parse_reply,
+)
+from benchrig.sandbox.proxy import Session
 
 HEAD, TAIL = b'{"ok": true, "id": 1, "value": [', b"]}"
 ENVELOPE_VALUES = 7  # the reply object, its three keys, "ok", "id", the value's list

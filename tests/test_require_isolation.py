@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from benchrig import isolation
+from benchrig import sandbox
 from tests.conftest import SOLUTIONS, WITHOUT_BUBBLEWRAP, answer_file, benchrig, fenced
 
 GOOD = (SOLUTIONS / "lru-cache.py").read_text()
-FULL = isolation.detect().level == isolation.FULL
+FULL = sandbox.detect().level == sandbox.FULL
 
 
 def results(results_dir: Path) -> list[dict]:  # type: ignore[type-arg]

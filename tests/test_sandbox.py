@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from benchrig import isolation, sandbox_pool
 from benchrig.checks.coding import run_tests
 from benchrig.core.task import TaskSpec
-from benchrig.sandbox import Limits
+from benchrig.sandbox import SandboxPool, confinement
+from benchrig.sandbox.pool import discard
 from benchrig.spec import load_task
-from tests.conftest import SOLUTIONS, TASKS
+from tests.conftest import SOLUTIONS, TASKS, answer_file, fenced
 
 
 @pytest.fixture(scope="module")
@@ -146,23 +146,22 @@ def test_candidate_sees_a_cleared_environment(lru: TaskSpec, monkeypatch: pytest
 @pytest.mark.parametrize("namespaces", [True, False])
 def test_the_candidate_folder_is_removed(lru: TaskSpec, monkeypatch: pytest.MonkeyPatch,
                                          namespaces: bool) -> None:
-    conf = isolation.detect()
+    conf = confinement.detect()
     if not namespaces:
         conf = conf.without_namespaces()
     elif not conf.namespaces:
         pytest.skip("no bubblewrap here")
-    sandbox_pool.discard_all()
-    monkeypatch.setattr(sandbox_pool, "PRESTART", False)
     made: list[Path | None] = []
-    prepare = isolation.prepare_folder
+    prepare = confinement.prepare_folder
 
     def recording(*args: Any) -> Path | None:
         made.append(prepare(*args))
         return made[-1]
 
-    monkeypatch.setattr(isolation, "prepare_folder", recording)
+    monkeypatch.setattr(confinement, "prepare_folder", recording)
     code = "import os\nprint('CWD=' + os.getcwd())\n" + GOOD
-    report = run_tests(lru, code, confinement=conf)
+    with SandboxPool(conf, prestart=False) as pool:
+        report = run_tests(lru, code, pool)
     assert report.all_passed
     cwd = report.stdout.split("CWD=")[1].split()[0]
     (folder,) = made
@@ -178,38 +177,37 @@ def test_a_prestarted_sandbox_carries_nothing_over(lru: TaskSpec) -> None:
               f"    open(os.path.join(d, 'mark-{mark}'), 'w').write('x')\n") + GOOD
     reader = (f"import os, tempfile\nprint('SEEN', [d for d in ('.', tempfile.gettempdir()) "
               f"if os.path.exists(os.path.join(d, 'mark-{mark}'))])\n") + GOOD
-    first = run_tests(lru, writer)
-    second = run_tests(lru, reader)  # on the sandbox started when the first one ended
+    with SandboxPool() as pool:
+        first = run_tests(lru, writer, pool)
+        second = run_tests(lru, reader, pool)  # on the sandbox started when the first ended
     assert first.all_passed and second.all_passed
     assert "SEEN []" in second.stdout
     assert not set(first.sandbox["uids"]) & set(second.sandbox["uids"])
 
 
 def test_a_spare_that_died_waiting_is_never_handed_out(lru: TaskSpec) -> None:
-    conf = isolation.detect()
-    limits = Limits()
-    sandbox_pool.discard_all()
-    sandbox_pool.replenish(conf, limits, "solution.py")
-    (spare,) = sandbox_pool._spares.values()
-    os.killpg(spare.proc.pid, 9)
-    spare.proc.wait()
-    taken = sandbox_pool.take(conf, limits, "solution.py")
-    try:
-        assert taken is not spare and taken.proc.poll() is None
-        assert taken.ready()["limits_failed"] == []
-    finally:
-        sandbox_pool.discard(taken)
+    with SandboxPool() as pool:
+        pool.replenish("solution.py")
+        (spare,) = pool.spares()
+        os.killpg(spare.proc.pid, 9)
+        spare.proc.wait()
+        taken = pool.take("solution.py")
+        try:
+            assert taken is not spare and taken.proc.poll() is None
+            assert taken.ready()["limits_failed"] == []
+        finally:
+            discard(taken)
 
 
-def test_spares_are_stopped_and_swept_when_discarded() -> None:
-    conf = isolation.detect()
-    sandbox_pool.discard_all()
-    sandbox_pool.replenish(conf, Limits(), "solution.py")
-    (spare,) = sandbox_pool._spares.values()
-    sandbox_pool.discard_all()
+def test_spares_are_stopped_and_swept_when_the_pool_closes() -> None:
+    with SandboxPool() as pool:
+        pool.replenish("solution.py")
+        (spare,) = pool.spares()
+        assert spare.proc.poll() is None
+    assert pool.spares() == []
     assert spare.proc.poll() is not None
     if spare.box.uid is not None:
-        assert spare.box.uid not in isolation.live_processes().values()
+        assert spare.box.uid not in confinement.live_processes().values()
 
 
 def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
@@ -226,9 +224,9 @@ def test_a_sandbox_failure_is_an_error_even_if_the_test_swallows_it(tmp_path: Pa
     task = custom_task(tmp_path, "import solution\n\ndef test_swallow():\n    try:\n"
                                  "        solution.add(1, 2)\n    except Exception:\n"
                                  "        pass\n")
-    broken = replace(isolation.detect(), interpreter="/nonexistent/python3")
-    with pytest.raises(SandboxError):
-        run_tests(task, "def add(a, b):\n    return a + b\n", confinement=broken)
+    broken = replace(confinement.detect(), interpreter="/nonexistent/python3")
+    with pytest.raises(SandboxError), SandboxPool(broken) as pool:
+        run_tests(task, "def add(a, b):\n    return a + b\n", pool)
 
 
 def test_a_test_looping_past_its_time_gets_no_fresh_sandbox_per_call(tmp_path: Path) -> None:
@@ -246,7 +244,7 @@ def test_a_failed_reimport_fails_every_later_check_even_when_caught() -> None:
     from benchrig.checks.coding import CandidateRunner
     from benchrig.sandbox import CandidateFailure
 
-    runner = CandidateRunner(isolation.detect(), Limits(), "")
+    runner = CandidateRunner(SandboxPool(prestart=False), "")
     runner.import_error = "importing the candidate failed: boom"
     with pytest.raises(CandidateFailure):
         runner.send({"op": "call", "name": "add"})
@@ -270,14 +268,42 @@ def test_an_output_flood_keeps_the_judge_small(lru: TaskSpec) -> None:
 
 
 def test_no_spare_is_kept_for_a_candidate_without_a_uid_of_its_own(lru: TaskSpec) -> None:
-    shared = isolation.detect().without_namespaces().without_dedicated_uid()
-    sandbox_pool.discard_all()
-    assert run_tests(lru, GOOD, confinement=shared).all_passed
-    assert not any(key[0] == shared for key in sandbox_pool._spares)
-    own = isolation.detect()
+    shared = confinement.detect().without_namespaces().without_dedicated_uid()
+    with SandboxPool(shared) as pool:
+        assert run_tests(lru, GOOD, pool).all_passed
+        assert pool.spares() == []
+    own = confinement.detect()
     if own.dedicated_uid:
-        assert run_tests(lru, GOOD, confinement=own).all_passed
-        assert any(key[0] == own for key in sandbox_pool._spares)
+        with SandboxPool(own) as pool:
+            assert run_tests(lru, GOOD, pool).all_passed
+            assert len(pool.spares()) == 1
+
+
+def test_a_closed_pool_still_judges_but_keeps_no_spare(lru: TaskSpec) -> None:
+    pool = SandboxPool()
+    pool.close()
+    assert run_tests(lru, GOOD, pool).all_passed
+    assert pool.spares() == []
+
+
+def test_a_cold_pool_keeps_no_spare(lru: TaskSpec) -> None:
+    with SandboxPool(prestart=False) as pool:
+        assert run_tests(lru, GOOD, pool).all_passed
+        assert pool.spares() == []
+
+
+
+def test_an_attempt_judges_in_the_pool_its_run_hands_it(lru: TaskSpec, tmp_path: Path) -> None:
+    from benchrig.drivers.replay import ReplayDriver
+    from benchrig.runner import Overrides, run_attempt, settings_for
+
+    answer = answer_file(tmp_path, fenced(GOOD))
+    shared = confinement.detect().without_namespaces().without_dedicated_uid()
+    with SandboxPool(shared) as pool:
+        done = run_attempt(lru, "m", ReplayDriver(), str(answer), settings_for(lru, Overrides()),
+                           tmp_path / "results", sandboxes=pool)
+    assert done.result["result"] == "pass"
+    assert done.result["evidence"]["sandbox"]["dedicated_uid"] is False  # the pool's, not ours
 
 
 # ---------------------------------------------------------------- `from solution import *`
@@ -330,19 +356,20 @@ def test_a_name_the_candidate_lacks_says_so(tmp_path: Path) -> None:
 @pytest.mark.parametrize("degraded", [False, True], ids=["best", "degraded"])
 def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path, hostile: str,
                                                               degraded: bool) -> None:
-    conf = isolation.detect()
+    conf = confinement.detect()
     conf = conf.without_namespaces("degraded run of the test") if degraded else conf
     task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
-    report = run_tests(task, STAR_RIGHT + hostile + "\n", confinement=conf)
-    assert [d.passed for d in report.details] == [False, False]
-    assert report.details[0].message.startswith(
-        "ImportError: from solution import *: the candidate's solution module "), \
-        report.details[0].message
-    assert len(report.details[0].message) < 400
-    named = custom_task(tmp_path, "from solution import add\n\n"
-                                  "def test_add():\n    assert add(2, 3) == 5\n")
-    assert run_tests(named, STAR_RIGHT + hostile + "\n",
-                     confinement=conf).all_passed  # only `*` is refused
+    with SandboxPool(conf) as pool:
+        report = run_tests(task, STAR_RIGHT + hostile + "\n", pool)
+        assert [d.passed for d in report.details] == [False, False]
+        assert report.details[0].message.startswith(
+            "ImportError: from solution import *: the candidate's solution module "), \
+            report.details[0].message
+        assert len(report.details[0].message) < 400
+        named = custom_task(tmp_path, "from solution import add\n\n"
+                                      "def test_add():\n    assert add(2, 3) == 5\n")
+        assert run_tests(named, STAR_RIGHT + hostile + "\n",
+                         pool).all_passed  # only `*` is refused
 
 
 @pytest.mark.parametrize("forged", [
@@ -352,7 +379,7 @@ def test_a_hostile_all_fails_the_star_import_and_nothing_else(tmp_path: Path, ho
 ])
 def test_an_export_list_forged_by_the_candidate_process_is_refused(
         forged: dict[str, Any]) -> None:
-    from benchrig.checks.remote import read_exports
+    from benchrig.sandbox import read_exports
 
     # The candidate shares the child's process and can rewrite its import reply.
     exports = read_exports({"ok": True, **forged})

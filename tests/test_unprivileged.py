@@ -30,9 +30,9 @@ NOBODY = 65534
 DRIVER = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from benchrig import isolation
-from benchrig.sandbox import Box, CandidateProcess, CandidateFailure, Limits
-conf = isolation.detect()
+from benchrig.sandbox import CandidateFailure, Limits, detect
+from benchrig.sandbox.process import Box, CandidateProcess
+conf = detect()
 if sys.argv[2] == "no-bwrap":
     conf = conf.without_namespaces("test: as if bubblewrap were missing")
 code = sys.stdin.read()

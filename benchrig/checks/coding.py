@@ -2,7 +2,7 @@
 
 Each `test_*` function of tasks/<id>.test.py is one check. The test logic and the
 expected values stay here; the candidate's module lives in a sandboxed child and is
-reached through `remote` stand-ins. Every check runs, whatever the earlier ones did:
+reached through the sandbox's `proxy` stand-ins. Every check runs, whatever the earlier ones did:
 a crashed or hung candidate is restarted for the next check, and a check passes only
 when its test function returns normally and nothing went wrong at the boundary meanwhile
 (a death, a timeout, a malformed reply or a value that cannot cross fails the check even
@@ -19,14 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchrig import isolation, sandbox_pool
-from benchrig.checks.remote import MODULE, RemoteModule, Session, read_exports
+from benchrig import sandbox
 from benchrig.core.errors import SandboxError
 from benchrig.core.task import TaskSpec
 from benchrig.core.verdict import CheckDetail
-from benchrig.isolation import Confinement
-from benchrig.sandbox import CandidateFailure, CandidateProcess, CandidateTimeout, Limits
-from benchrig.sandbox_codec import BoundaryError
+from benchrig.sandbox import (
+    MODULE,
+    BoundaryError,
+    CandidateFailure,
+    CandidateProcess,
+    CandidateTimeout,
+    RemoteModule,
+    SandboxPool,
+    Session,
+    read_exports,
+)
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
 SOLUTION_MODULE = "solution.py"
@@ -60,8 +67,8 @@ class CheckReport:
 class CandidateRunner:
     """Owns the candidate process: starts it on demand, restarts it after a failure."""
 
-    def __init__(self, confinement: Confinement, limits: Limits, code: str) -> None:
-        self.confinement, self.limits, self.code = confinement, limits, code
+    def __init__(self, pool: SandboxPool, code: str) -> None:
+        self.pool, self.code = pool, code
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
         self.deadline = time.monotonic()
@@ -109,7 +116,7 @@ class CandidateRunner:
 
     def _start(self) -> None:
         began = time.monotonic()
-        self.proc = sandbox_pool.take(self.confinement, self.limits, SOLUTION_MODULE)
+        self.proc = self.pool.take(SOLUTION_MODULE)
         self.uids.append(self.proc.box.uid)
         hello = self.proc.ready()
         self.deadline += time.monotonic() - began  # the sandbox's start-up is not the candidate's
@@ -208,20 +215,25 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
-def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
-              confinement: Confinement | None = None) -> CheckReport:
+def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None) -> CheckReport:
     """Judge `code` against the task's hidden tests; never raises for anything the code does.
+
+    The candidate runs in sandboxes from `pool`, the run's (its confinement and limits);
+    without one, in a pool of its own with the defaults, started cold and closed when the
+    verdict is in.
 
     Raises SandboxError when the sandbox itself fails (it could not start, or could not
     prove it cleaned up): that is BenchRig's failure, never a verdict.
     """
+    if pool is None:
+        with SandboxPool(prestart=False) as own:
+            return run_tests(task, code, own)
     if sys.flags.optimize:
         raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
     started = time.monotonic()
     test_file = str(task.test_path)
-    conf = confinement or isolation.detect()
-    limits = limits or Limits()
-    runner = CandidateRunner(conf, limits, code)
+    conf = pool.confinement
+    runner = CandidateRunner(pool, code)
     incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
@@ -260,7 +272,7 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
     problems = [*runner.cleanup_problems]
     if runner.import_error:
         problems.insert(0, runner.import_error)
-    level = isolation.NONE if runner.limits_failed else conf.level
+    level = sandbox.NONE if runner.limits_failed else conf.level
     report = CheckReport(
         details=tuple(replace(d, message=printable(d.message)) for d in details),
         sandbox_error=printable("; ".join(problems)) or None,
@@ -273,5 +285,5 @@ def run_tests(task: TaskSpec, code: str, limits: Limits | None = None, *,
                  "cleanup": "; ".join(runner.cleanup_problems) or "verified",
                  "removed_leftovers": runner.leftovers[:20]},
     )
-    sandbox_pool.replenish(conf, limits, SOLUTION_MODULE)  # the next attempt starts warm
+    pool.replenish(SOLUTION_MODULE)  # the next attempt starts warm
     return report

@@ -10,7 +10,7 @@ from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import Verdict, failed_details
-from benchrig.sandbox import child_source
+from benchrig.sandbox import SandboxPool, child_source
 
 EVIDENCE_CHARS = 4000
 # The modules whose checkers and validators register themselves on import (core.registry).
@@ -18,8 +18,10 @@ BUILTIN_MODULES = (answers, polish, rules)
 
 
 @checker("tests")
-def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
-    """Coding: the file the agent wrote, else the code in the answer, against hidden tests."""
+def check_code(task: TaskSpec, transcript: Transcript, settings: Settings,
+               sandboxes: SandboxPool | None = None) -> Verdict:
+    """Coding: the file the agent wrote, else the code in the answer, against hidden tests
+    run in `sandboxes` (see run_tests for the default)."""
     written = transcript.files.get(task.solution_file)
     if written is not None:
         code, source, how = written, "file", "file"
@@ -35,7 +37,7 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings) -> Ve
             return Verdict("fail", failed_details(task.test_names, message), message,
                            code_source="message")
         code, source, how = found.code, "message", found.how
-    report = run_tests(task, code)
+    report = run_tests(task, code, sandboxes)
     notes = f"{report.passed}/{report.total} checks passed"
     if report.sandbox_error:
         notes += f"; {report.sandbox_error}"
@@ -65,11 +67,15 @@ def load_checkers() -> None:
     child_source()
 
 
-def judge(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+def judge(task: TaskSpec, transcript: Transcript, settings: Settings,
+          sandboxes: SandboxPool | None = None) -> Verdict:
+    """The verdict on `transcript`; candidate code runs in `sandboxes`, the run's pool."""
     load_checkers()  # already done by the runner; a no-op then
     kind = task.check_type
     if kind is None:
         return Verdict("no-test", notes="the task has no check")
+    if kind == "tests":  # the one check that runs candidate code: it gets the run's sandboxes
+        return check_code(task, transcript, settings, sandboxes)
     check = CHECKERS.get(kind)
     if check is None:
         raise ValueError(f"{task.path}: check.type: unknown check {kind!r}")

@@ -5,7 +5,7 @@ they are imported (benchrig.checks.judge imports them all); spec.py and judge on
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
@@ -20,10 +20,13 @@ CHECKERS: dict[str, Checker] = {}
 VALIDATORS: dict[str, Validator] = {}
 
 
-def checker(name: str) -> Callable[[Checker], Checker]:
+AnyChecker = TypeVar("AnyChecker", bound=Checker)
+
+
+def checker(name: str) -> Callable[[AnyChecker], AnyChecker]:
     """Register a check type by the name tasks use in `check.type`."""
 
-    def register(func: Checker) -> Checker:
+    def register(func: AnyChecker) -> AnyChecker:
         CHECKERS[name] = func
         return func
 

@@ -1,10 +1,10 @@
-"""Runs untrusted candidate code in a confined process and talks to it only in plain data.
+"""One candidate process in its sandbox, talked to only in plain data.
 
-`isolation` decides how the process is confined (bubblewrap under a dedicated uid when
-the machine allows it); `sandbox_child` is the program it runs: it sets its resource
+`confinement` decides how the process is confined (bubblewrap under a dedicated uid when
+the machine allows it); `child` is the program it runs: it sets its resource
 limits, says hello, then imports the candidate. The parent sends calls over a private
 pipe pair and reads replies with a deadline; it never trusts anything the child says
-beyond plain values (see `sandbox_codec`). The candidate's stdout/stderr are drained in
+beyond plain values (see `codec`). The candidate's stdout/stderr are drained in
 the same poll loop and kept, capped, as evidence; they never decide anything. Stopping a
 candidate kills all it started and checks that nothing is left.
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig import isolation, sandbox_child, sandbox_codec
 from benchrig.core.errors import SandboxError
-from benchrig.isolation import Confinement
+from benchrig.sandbox import child, codec, confinement
+from benchrig.sandbox.confinement import Confinement
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 # Parsing JSON costs the judge ~80 bytes and a few hundred ns per value, whatever the byte
@@ -65,18 +65,18 @@ class Box:
     module_file: str
 
     @classmethod
-    def create(cls, confinement: Confinement, module_file: str) -> Box:
-        uid = isolation.allocate_uid(confinement)
-        return cls(confinement, uid, isolation.prepare_folder(confinement, uid), module_file)
+    def create(cls, conf: Confinement, module_file: str) -> Box:
+        uid = confinement.allocate_uid(conf)
+        return cls(conf, uid, confinement.prepare_folder(conf, uid), module_file)
 
     def remove(self) -> list[str]:
         """Delete its folder, and without namespaces what its uid left elsewhere (after
         `CandidateProcess.stop` proved no process of it runs); returns those leftovers."""
         if self.folder is not None:
-            isolation.remove_folder(self.folder)
+            confinement.remove_folder(self.folder)
         if self.uid is None or self.confinement.namespaces:
             return []
-        return isolation.sweep_files(self.uid) + isolation.sweep_ipc(self.uid)
+        return confinement.sweep_files(self.uid) + confinement.sweep_ipc(self.uid)
 
 
 class CandidateFailure(Exception):
@@ -108,7 +108,7 @@ def child_source() -> str:
     from disk once per process (before any agent runs: see checks.judge.load_checkers)."""
     future = "from __future__ import annotations\n"
     parts = [Path(m.__file__).read_text(encoding="utf-8").replace(future, "", 1)
-             for m in (sandbox_codec, sandbox_child) if m.__file__]
+             for m in (codec, child) if m.__file__]
     return future + "\n".join(parts)
 
 
@@ -236,7 +236,7 @@ class CandidateProcess:
         self.box = box
         conf = box.confinement
         if not conf.dedicated_uid and os.geteuid() != 0:
-            isolation.hide_from_same_uid()
+            confinement.hide_from_same_uid()
         self._next_id = 0
         self._control: int | None = None
         to_child_r, self._to_child = os.pipe()
@@ -244,7 +244,7 @@ class CandidateProcess:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         passed = [to_child_r, from_child_w]
-        module_path = isolation.module_path(conf, box.folder, box.module_file)
+        module_path = confinement.module_path(conf, box.folder, box.module_file)
         # -u: what it printed before a kill is still evidence; -B: no .pyc files
         program = ["-I", "-S", "-u", "-B", *child_program(conf.interpreter),
                    "keep" if conf.keeper else "serve", str(to_child_r), str(from_child_w),
@@ -253,7 +253,7 @@ class CandidateProcess:
             control_r, self._control = os.pipe()
             passed.append(control_r)
             program.append(str(control_r))
-        start = isolation.launch(conf, box.uid, box.folder, limits.scratch_mb, program)
+        start = confinement.launch(conf, box.uid, box.folder, limits.scratch_mb, program)
         try:
             self.proc = subprocess.Popen(
                 start.argv, cwd=start.cwd, env=start.env, stdin=subprocess.DEVNULL,
@@ -390,7 +390,7 @@ class CandidateProcess:
                 if conf.namespaces:
                     # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and
                     # bubblewrap's monitor exits once it has reaped that pid 1.
-                    for pid in isolation.children_of(self.proc.pid):
+                    for pid in confinement.children_of(self.proc.pid):
                         with contextlib.suppress(ProcessLookupError):
                             os.kill(pid, signal.SIGKILL)
                     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -398,8 +398,8 @@ class CandidateProcess:
                 self._kill_group()
                 if self.box.uid is not None:
                     if not conf.namespaces:  # no pid namespace to take them all down at once
-                        isolation.kill_as(self.box.uid)
-                    isolation.sweep_uid(self.box.uid)
+                        confinement.kill_as(self.box.uid)
+                    confinement.sweep_uid(self.box.uid)
         finally:
             for fd in (self._to_child, self._from_child, self._control):
                 if fd is not None:
@@ -424,7 +424,7 @@ class CandidateProcess:
             os.close(self._control)
         self._control = None
         try:
-            code = self.proc.wait(timeout=isolation.SWEEP_TIMEOUT_S + 2)
+            code = self.proc.wait(timeout=confinement.SWEEP_TIMEOUT_S + 2)
         except subprocess.TimeoutExpired:
             code = None
         self._kill_group()

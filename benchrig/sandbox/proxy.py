@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.sandbox_codec import BoundaryError, decode, encode
+from benchrig.sandbox.codec import BoundaryError, decode, encode
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored
 
 MODULE = "the candidate's solution module"

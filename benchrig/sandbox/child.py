@@ -1,6 +1,6 @@
 """The server inside the sandbox: imports the candidate and answers calls with plain data.
 
-Runs (compiled together with `sandbox_codec`) as `python -I -S … serve|keep <fd_in>
+Runs (compiled together with `codec`) as `python -I -S … serve|keep <fd_in>
 <fd_out> <module_path> <limits> [<control_fd>]`; standard library only, and as little
 of it as possible (every import is start-up time on every attempt). Requests come from
 the trusted parent as `marshal` data; replies go out as JSON, the only form the parent
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 def _codec() -> dict[str, Any]:
     if "encode" in globals():  # the sandbox runs the codec's source and this one as one module
         return globals()
-    from benchrig import sandbox_codec  # imported as a module (tests)
+    from benchrig.sandbox import codec  # imported as a module (tests)
 
-    return vars(sandbox_codec)
+    return vars(codec)
 
 
 CODEC = _codec()
