@@ -8,6 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
+from benchrig.deadline import Deadline
 from benchrig.metrics import Metrics
 from benchrig.prompt import Message
 from benchrig.spec import TaskSpec
@@ -67,6 +68,14 @@ class DriverRequest:
     hidden_paths: tuple[Path, ...] = ()
     # Host variables the user passes to an agent besides its allow-list (--pass-env).
     pass_env: tuple[str, ...] = ()
+    # The attempt's one deadline (settings.timeout_s from when the attempt started): every
+    # phase spends from it (`deadline.spend(phase)`, `deadline.left()`), none gets a fresh
+    # timeout_s. Made here when the caller gives none.
+    deadline: Deadline = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.deadline is None:
+            object.__setattr__(self, "deadline", Deadline(self.settings.timeout_s))
 
 
 @dataclass(frozen=True)
