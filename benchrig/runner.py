@@ -13,6 +13,7 @@ from typing import Any
 from benchrig import __version__
 from benchrig.checks.judge import judge, load_checkers
 from benchrig.config import Config
+from benchrig.core.deadline import Deadline
 from benchrig.core.errors import ERROR_KINDS, BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
@@ -178,7 +179,8 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "truncated_thinking": bool(verdict and verdict.truncated_thinking),
         "finish_reason": transcript.finish_reason if transcript else None,
         "answer_excerpt": excerpt(transcript.answer) if transcript else "",
-        "error": {"kind": error.kind, "message": error.message} if error else None,
+        "error": ({"kind": error.kind, "message": error.message, "phase": error.phase}
+                  if error else None),
         "task_hash": task.task_hash,
         "benchrig_version": __version__,
         "environment": environment(dict(output.runtime) if output else {"name": driver.name}),
@@ -220,9 +222,11 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     candidate code runs in `sandboxes`, the run's pool (see checks.coding.run_tests)."""
     load_checkers()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
+    # the attempt's one deadline: the driver's phases and the checking all spend from it
+    deadline = Deadline(settings.timeout_s)
     request = DriverRequest(task, messages, model, provider, settings,
                             **({"progress": progress} if progress else {}),
-                            hidden_paths=(results_dir,), pass_env=pass_env)
+                            hidden_paths=(results_dir,), pass_env=pass_env, deadline=deadline)
     started = utc_now()
     output: DriverOutput | None = None
     error: DriverError | None = None
@@ -230,9 +234,11 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
         output = driver.run(request)
     except DriverError as exc:
         error = exc
+        if error.phase is None:  # the phase the driver was spending in when it failed
+            error.phase = deadline.phase
     except Exception as exc:  # a driver bug on strange input: BenchRig is broken, lose nothing
         error = DriverError("harness", f"the {driver.name} driver failed: {type_name(exc)}: "
-                            f"{printable(str(exc))}")
+                            f"{printable(str(exc))}", phase=deadline.phase)
     ended = utc_now()
     verdict, check_s = None, None
     if output is not None:

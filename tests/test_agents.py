@@ -236,8 +236,9 @@ def test_a_hung_agent_is_killed_with_its_children(monkeypatch: pytest.MonkeyPatc
         watcher.join()
     r = done.result
     assert r["result"] == "error" and r["error"]["kind"] == "timeout"
-    assert "timeout_s=1" in r["error"]["message"]
-    assert 1.0 <= done.metrics["wall_s"] < 1.0 + TERM_GRACE_S + 1.0
+    assert "timeout_s=1" in r["error"]["message"] and r["error"]["phase"] == "agent"
+    # the agent gets what setting it up left of the attempt's one deadline, then the kill
+    assert 0 < done.metrics["wall_s"] < 1.0 + TERM_GRACE_S
     assert time.monotonic() - began < 10
     assert any(entry.get("child_marker") == marker for entry in done.log)
     assert seen  # the child ran...

@@ -72,11 +72,14 @@ class DriverError(BenchRigError):
     """A driver could not produce an answer; the runner records it as `result: error`.
 
     `partial` is what was measured before it failed (metrics, agent version, raw events): it
-    goes into the result and its sidecar, and is never checked.
+    goes into the result and its sidecar, and is never checked. `phase` names the phase of
+    the attempt that was running when it failed (for a timeout: the one that ran out).
     """
 
-    def __init__(self, kind: ErrorKind, message: str, partial: DriverOutput | None = None) -> None:
+    def __init__(self, kind: ErrorKind, message: str, partial: DriverOutput | None = None,
+                 phase: str | None = None) -> None:
         self.kind: ErrorKind = kind
+        self.phase = phase
         # server bodies, agent and candidate text end up here: stored safely once
         self.message = stored(message, MESSAGE_CAP)
         self.partial = partial

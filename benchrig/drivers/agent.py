@@ -192,9 +192,10 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
             "agent_pass_env": list(passed)}
         request.progress.phase(f"running {agent}")
         try:
+            # what is left of the attempt's deadline (setting up and --version spent from it)
             finished = stream_process(confined.argv, cwd=workspace.path, env=env,
-                                      timeout_s=request.settings.timeout_s, on_line=on_line,
-                                      use_pty=use_pty)
+                                      timeout_s=request.deadline.spend("agent"),
+                                      on_line=on_line, use_pty=use_pty)
         except OSError as exc:
             raise DriverError("infra", f"could not start {agent}: {exc}") from None
         code, how = workspace.read(request.task.solution_file)
@@ -229,9 +230,9 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
                             turns=run.turns)
     output = DriverOutput(transcript, metrics, runtime, effective, events=tuple(events))
     if finished.timed_out:
-        raise DriverError("timeout", f"{agent} did not finish within timeout_s="
+        raise DriverError("timeout", f"{agent} did not finish within the attempt's timeout_s="
                           f"{request.settings.timeout_s:g}; its process group was killed",
-                          partial=output)
+                          partial=output, phase="agent")
     # Once the model has run tools, a crash, an exit code, a reported error or an unreadable
     # stream may be its own doing (a tool can kill the agent or write forged events to its
     # stdout): such an error counts against it (kind `model`); before that, it is `infra`.

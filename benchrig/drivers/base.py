@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from benchrig.core.deadline import Deadline
 from benchrig.core.messages import Message
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
@@ -42,6 +43,14 @@ class DriverRequest:
     hidden_paths: tuple[Path, ...] = ()
     # Host variables the user passes to an agent besides its allow-list (--pass-env).
     pass_env: tuple[str, ...] = ()
+    # The attempt's one deadline (settings.timeout_s from when the attempt started): every
+    # phase spends from it (`deadline.spend(phase)`, `deadline.left()`), none gets a fresh
+    # timeout_s. Made here when the caller gives none.
+    deadline: Deadline = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.deadline is None:
+            object.__setattr__(self, "deadline", Deadline(self.settings.timeout_s))
 
 
 class Driver(Protocol):

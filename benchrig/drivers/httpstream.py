@@ -3,11 +3,14 @@ server errors, server errors as DriverError, and the reading of counters a serve
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import ipaddress
 import json
 import random
+import socket
 import ssl
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +18,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import Metrics
 from benchrig.core.transcript import DriverOutput, Transcript
@@ -65,9 +69,9 @@ def is_loopback(url: str) -> bool:
 
 
 def client(timeout_s: float, url: str) -> httpx.Client:
-    """An HTTP client for the server at `url` whose reads wait up to the attempt's whole
-    timeout (CPU prefill is slow). A loopback server is never reached through HTTP(S)_PROXY:
-    a proxy there would fail the run or add a hop to every figure."""
+    """An HTTP client for the server at `url` whose reads wait up to `timeout_s` (what is left
+    of the attempt's deadline: CPU prefill is slow). A loopback server is never reached
+    through HTTP(S)_PROXY: a proxy there would fail the run or add a hop to every figure."""
     import httpx
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S,
@@ -110,6 +114,37 @@ def _transport_error(exc: Exception, url: str, timeout_s: float) -> DriverError:
     if isinstance(exc, httpx.RemoteProtocolError):
         return DriverError("infra", f"the stream from {url} was cut: {exc}")
     return DriverError("infra", f"HTTP request to {url} failed: {type(exc).__name__}: {exc}")
+
+
+def ran_out(deadline: Deadline, url: str) -> DriverError:
+    """The attempt's deadline passed while `deadline.phase` was talking to `url`."""
+    return DriverError("timeout", f"{deadline.phase or 'the attempt'} ran out of the "
+                       f"attempt's timeout_s={deadline.budget_s:g} ({url}, "
+                       f"{deadline.elapsed():.2f} s into the attempt)", phase=deadline.phase)
+
+
+@contextlib.contextmanager
+def watchdog(response: httpx.Response, deadline: Deadline) -> Iterator[None]:
+    """Shut the response's socket down when the deadline passes. A read timeout restarts with
+    every byte, so a server that drips bytes could otherwise hold a read far past it; the
+    shut-down socket ends the blocked read at once, and the caller reports `ran_out`."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    timer: threading.Timer | None = None
+    if isinstance(sock, socket.socket):
+        def shut(sock: socket.socket = sock) -> None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+        timer = threading.Timer(deadline.left(), shut)
+    if timer is not None:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 def retry_after(value: str | None) -> float | None:
@@ -175,32 +210,46 @@ class Retries:
             return error
         tries = f"{len(self.log)} retr{'y' if len(self.log) == 1 else 'ies'}"
         return DriverError(error.kind, f"{error.message} (after {tries})", DriverOutput(
-            Transcript(answer=""), Metrics(engine={"retries": self.to_json()}), runtime))
+            Transcript(answer=""), Metrics(engine={"retries": self.to_json()}), runtime),
+            phase=error.phase)
 
 
 def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
                  headers: Mapping[str, str] | None = None,
-                 timeout_s: float = 60.0, retries: Retries | None = None) -> dict[str, Any]:
+                 timeout_s: float = 60.0, retries: Retries | None = None,
+                 deadline: Deadline | None = None) -> dict[str, Any]:
     """One plain JSON request whose answer is an object; a refused connection, an HTTP error
-    or anything but a JSON object → DriverError. With `retries`, transient errors are
-    retried within `timeout_s`."""
+    or anything but a JSON object → DriverError. It waits at most `timeout_s`, and never past
+    the attempt's `deadline` (then a timeout naming the deadline's phase). With `retries`,
+    transient errors are retried within that time."""
     import httpx
 
-    deadline = time.perf_counter() + timeout_s
+    if deadline is not None:
+        if deadline.expired:
+            raise ran_out(deadline, url)
+        timeout_s = min(timeout_s, deadline.left())
+    limit = Deadline(timeout_s)  # this request's own time, within the attempt's
+    until = time.perf_counter() + timeout_s
     while True:
         try:
-            response = http.request(method, url, json=body, headers=headers,
-                                    timeout=max(deadline - time.perf_counter(), 0.001))
+            with http.stream(method, url, json=body, headers=headers,
+                             timeout=max(limit.left(), 0.001)) as response, \
+                    watchdog(response, limit):
+                response.read()
         except httpx.HTTPError as exc:
-            if retries and _unanswered(exc) and retries.wait(type(exc).__name__, None,
-                                                             deadline):
+            if deadline is not None and deadline.expired:
+                raise ran_out(deadline, url) from None
+            if limit.expired:
+                raise DriverError("timeout", f"no answer from {url} within {timeout_s:g} s "
+                                  f"({type(exc).__name__})") from None
+            if retries and _unanswered(exc) and retries.wait(type(exc).__name__, None, until):
                 continue
             raise _transport_error(exc, url, timeout_s) from None
         if response.status_code < 400:
             break
         if retries and response.status_code in RETRY_STATUSES and retries.wait(
                 f"HTTP {response.status_code}",
-                retry_after(response.headers.get("retry-after")), deadline):
+                retry_after(response.headers.get("retry-after")), until):
             continue
         raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
                           f"{server_message(response.content)}")
@@ -247,32 +296,33 @@ class StreamRead:
                 "setup_ms": setup * 1000 if setup is not None else None}
 
 
-def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead, deadline: float,
-                timeout_s: float, headers: Mapping[str, str] | None = None,
+def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
+                deadline: Deadline, headers: Mapping[str, str] | None = None,
                 retries: Retries | None = None) -> Iterator[tuple[bytes, float]]:
     """POST and yield (raw chunk, perf_counter when it arrived) as the bytes come in.
 
     With `retries`, a transient error before the first byte (RETRY_STATUSES, a connection
     closed or reset unanswered) is retried; `read` then times the request that answered.
     Raises DriverError: connection refused or reset (infra), an HTTP error status with the
-    server's own message (infra), no byte for `timeout_s` or past `deadline` (timeout).
+    server's own message (infra), the attempt's `deadline` passed (timeout, naming its phase).
     """
     import httpx
 
     while True:
+        if deadline.expired:
+            raise ran_out(deadline, url)
         read.began, read.dispatched = time.perf_counter(), None
         try:
-            # a retry has only what is left of the attempt's time (the first has it all)
-            left = (max(deadline - read.began, 0.001) if retries and retries.log
-                    else httpx.USE_CLIENT_DEFAULT)
-            with http.stream("POST", url, json=body, headers=headers, timeout=left,
-                             extensions={"trace": read.trace}) as response:
+            with http.stream("POST", url, json=body, headers=headers, timeout=deadline.left(),
+                             extensions={"trace": read.trace}) as response, \
+                    watchdog(response, deadline):
                 read.server = response.headers.get("server")
                 if response.status_code >= 400:
                     message = server_message(response.read())
                     if (retries and response.status_code in RETRY_STATUSES and retries.wait(
                             f"HTTP {response.status_code}",
-                            retry_after(response.headers.get("retry-after")), deadline)):
+                            retry_after(response.headers.get("retry-after")),
+                            deadline.on_perf_counter())):
                         continue
                     raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
                                       f"{message}")
@@ -281,15 +331,18 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead, deadl
                     read.chunks += 1
                     read.bytes += len(chunk)
                     yield chunk, now
-                    if now > deadline:
-                        raise DriverError("timeout", f"the stream from {url} exceeded "
-                                          f"timeout_s={timeout_s:g}")
+                    if deadline.expired:
+                        raise ran_out(deadline, url)
+                if deadline.expired:  # the watchdog ended the body: cut, not finished
+                    raise ran_out(deadline, url)
                 return
         except httpx.HTTPError as exc:
+            if deadline.expired:
+                raise ran_out(deadline, url) from None
             if (retries and read.chunks == 0 and _unanswered(exc)
-                    and retries.wait(type(exc).__name__, None, deadline)):
+                    and retries.wait(type(exc).__name__, None, deadline.on_perf_counter())):
                 continue
-            raise _transport_error(exc, url, timeout_s) from None
+            raise _transport_error(exc, url, deadline.budget_s) from None
 
 
 def positive(value: Any) -> float | None:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
@@ -34,6 +35,36 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
     _LOADED.clear()  # keep one model in memory at a time
     _LOADED[key] = llm
     return llm, time.perf_counter() - began
+
+
+class AbortAtDeadline:
+    """llama.cpp's abort callback for one attempt: llama_decode asks it between the nodes of
+    its graph (a few ms apart even in a long prefill, where the driver's own code does not
+    run), and stops (returns 2) once the deadline has passed. Set for the attempt only."""
+
+    def __init__(self, llm: Any, deadline: Deadline) -> None:
+        import llama_cpp
+
+        self.llm, self.ends_at, self.fired = llm, deadline.ends_at, False
+        self.callback = llama_cpp.ggml_abort_callback(self._ask)  # kept alive while set
+
+    def _ask(self, _: Any) -> bool:
+        if time.monotonic() >= self.ends_at:
+            self.fired = True
+        return self.fired
+
+    def __enter__(self) -> AbortAtDeadline:
+        import llama_cpp
+
+        llama_cpp.llama_set_abort_callback(self.llm.ctx, self.callback, None)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        import llama_cpp
+
+        # the model stays loaded for the next attempt: it must not call a freed callback
+        # (a function type called with no argument is its NULL pointer)
+        llama_cpp.llama_set_abort_callback(self.llm.ctx, llama_cpp.ggml_abort_callback(), None)
 
 
 class _Captured(Exception):
@@ -71,6 +102,26 @@ def render_prompt(llm: Any, messages: list[dict[str, str]]) -> tuple[list[int], 
     raise DriverError("harness", f"chat format {llm.chat_format!r} did not produce a prompt")
 
 
+def _ran_out(deadline: Deadline, after: str,
+             measured: tuple[StreamCollector, Any, int, float | None] | None = None,
+             ) -> DriverError:
+    """The attempt's deadline passed in `deadline.phase`; what was generated is kept."""
+    partial = None
+    if measured is not None:
+        collector, llm, prompt_n, load_s = measured
+        collector.finish(time.perf_counter())
+        engine = perf_counters(llm)
+        partial = DriverOutput(
+            Transcript(answer=collector.splitter.answer, thinking=collector.splitter.thinking),
+            collector.metrics(collector.token_events, "counted", prompt_n, "counted",
+                              engine["prompt_per_second"], engine, load_s, cost_usd=0.0,
+                              cost_source="local model (in process): no charge"),
+            {"name": "llama-cpp-python"})
+    return DriverError("timeout", f"{deadline.phase} ran out of the attempt's timeout_s="
+                       f"{deadline.budget_s:g}{after} ({deadline.elapsed():.2f} s into the "
+                       "attempt)", partial, phase=deadline.phase)
+
+
 class LlamaCppDriver:
     name = "llamacpp"
     kind = "runtime"
@@ -81,16 +132,19 @@ class LlamaCppDriver:
         resolve_model(model)
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        settings = request.settings
+        settings, deadline = request.settings, request.deadline
         path = resolve_model(request.model)
         threads = settings.threads or default_threads()
         request.progress.phase(f"loading {path.name}")
+        deadline.spend("load")
         try:
             llm, load_s = _load(path, settings.context_size, threads)
         except (ValueError, RuntimeError, OSError) as exc:
             raise DriverError("infra", f"llama.cpp could not load {path}: {exc}") from None
         import llama_cpp  # already loaded by _load
 
+        if deadline.expired:  # a load cannot be cut; nothing else starts after it
+            raise _ran_out(deadline, "")
         prompt, stops = render_prompt(llm, list(request.messages))
         room = settings.context_size - len(prompt)
         if room <= 0:
@@ -108,31 +162,39 @@ class LlamaCppDriver:
         dispatched = time.perf_counter()
         collector = StreamCollector(dispatched)
         splitter = collector.splitter  # fed directly: one call per token, nothing more
+        deadline.spend("prefill")  # the first token comes after the whole prompt is evaluated
+        abort = AbortAtDeadline(llm, deadline)
         tokens = llm.generate(prompt, temp=settings.temperature, **SAMPLING)
         try:
-            for token in tokens:
-                if llama_cpp.llama_vocab_is_eog(vocab, token):
-                    finish = "stop"
-                    break
-                count += 1
-                piece = decoder.decode(llm.detokenize([token]))
-                now = time.perf_counter()
-                text_tail = (text_tail + piece)[-STOP_WINDOW:]
-                hit = next((stop for stop in stops if stop in text_tail), None)
-                if hit is not None:  # the template's stop string: keep what precedes it
-                    piece = piece[: max(0, len(piece) - (len(text_tail) - text_tail.index(hit)))]
+            with abort:
+                for token in tokens:
+                    if count == 0:
+                        deadline.spend("generation")
+                    if llama_cpp.llama_vocab_is_eog(vocab, token):
+                        finish = "stop"
+                        break
+                    count += 1
+                    piece = decoder.decode(llm.detokenize([token]))
+                    now = time.perf_counter()
+                    text_tail = (text_tail + piece)[-STOP_WINDOW:]
+                    hit = next((stop for stop in stops if stop in text_tail), None)
+                    if hit is not None:  # the template's stop string: keep what precedes it
+                        cut = len(text_tail) - text_tail.index(hit)
+                        splitter.feed(piece[: max(0, len(piece) - cut)], now)
+                        finish = "stop"
+                        break
                     splitter.feed(piece, now)
-                    finish = "stop"
-                    break
-                splitter.feed(piece, now)
-                request.progress.tokens(count)
-                if count >= budget:
-                    finish = "length"
-                    break
-                if now - dispatched > settings.timeout_s:
-                    raise DriverError("timeout", f"generation exceeded timeout_s="
-                                      f"{settings.timeout_s:g} after {count} tokens")
+                    request.progress.tokens(count)
+                    if count >= budget:
+                        finish = "length"
+                        break
+                    if deadline.expired:
+                        raise _ran_out(deadline, f" after {count} tokens",
+                                       (collector, llm, len(prompt), load_s))
         except (ValueError, RuntimeError) as exc:
+            if abort.fired:  # llama_decode stopped by the deadline (returns 2)
+                raise _ran_out(deadline, f" after {count} tokens",
+                               (collector, llm, len(prompt), load_s)) from None
             raise DriverError("infra", f"llama.cpp failed: {exc}") from None
         finally:
             tokens.close()

@@ -7,6 +7,7 @@ import os
 import time
 from typing import Any
 
+from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError
 from benchrig.core.metrics import TokenSource
 from benchrig.core.transcript import DriverOutput, Transcript
@@ -63,11 +64,13 @@ def placement(entry: dict[str, Any] | None) -> str | None:
     return "gpu" if vram >= size else "cpu" if vram == 0 else "split"
 
 
-def _loaded(http: Any, root: str, model: str) -> dict[str, Any] | None:
+def _loaded(http: Any, root: str, model: str, deadline: Deadline) -> dict[str, Any] | None:
     """The model's /api/ps entry; None when it is not loaded or the server cannot say (an
-    old build without /api/ps must not fail an attempt whose answer is fine)."""
+    old build without /api/ps, or no time left, must not fail an attempt whose answer is
+    fine)."""
     try:
-        running = request_json(http, "GET", f"{root}/api/ps").get("models") or []
+        running = request_json(http, "GET", f"{root}/api/ps",
+                               deadline=deadline).get("models") or []
     except DriverError:
         return None
     if not isinstance(running, list):
@@ -104,6 +107,19 @@ class ChatLines:
         return data if data.get("done") else None
 
 
+def _cut(error: DriverError, collector: StreamCollector, read: StreamRead,
+         now: float) -> DriverError:
+    """`error` (the deadline ran out mid-stream) with what the stream had given kept."""
+    collector.finish(now, read.dispatched)
+    engine = {"source": "ollama /api/chat (cut by the deadline)",
+              "stream": {**read.to_json(), "token_events": collector.token_events}}
+    metrics = collector.metrics(collector.token_events, "estimated", None, None, None, engine,
+                                cost_source="no price table")
+    return DriverError(error.kind, error.message, DriverOutput(
+        Transcript(answer=collector.splitter.answer, thinking=collector.splitter.thinking),
+        metrics, {"name": "ollama"}), phase=error.phase)
+
+
 class OllamaDriver:
     """Provider slot = Ollama's base URL (default OLLAMA_HOST or http://127.0.0.1:11434)."""
 
@@ -121,14 +137,13 @@ class OllamaDriver:
             raise retries.attach(exc, {"name": "ollama", "base_url": root}) from None
 
     def _run(self, request: DriverRequest, root: str, retries: Retries) -> DriverOutput:
-        s, model = request.settings, request.model
-        began = time.perf_counter()
-        with client(s.timeout_s, root) as http:
+        s, model, deadline = request.settings, request.model, request.deadline
+        with client(deadline.spend("server info"), root) as http:
             request.progress.phase(f"asking {root} about {model}")
             version = as_text(request_json(http, "GET", f"{root}/api/version",
-                                           retries=retries).get("version"))
+                                           retries=retries, deadline=deadline).get("version"))
             show = request_json(http, "POST", f"{root}/api/show", {"model": model},
-                                retries=retries)
+                                retries=retries, deadline=deadline)
             capabilities = show.get("capabilities")
             can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
             think = s.think if s.think is not None and can_think else None
@@ -139,17 +154,18 @@ class OllamaDriver:
             if s.threads is not None:
                 options["num_thread"] = s.threads
             # A different num_ctx makes Ollama reload the model: do that untimed, first.
-            before = _loaded(http, root, model)
+            before = _loaded(http, root, model, deadline)
             warmup: dict[str, Any] | None = None
             load_time_s = None
             if before is None or before.get("context_length") != s.context_size:
                 request.progress.phase(f"loading {model} (num_ctx {s.context_size})")
+                deadline.spend("warm-up")  # the load shares the attempt's time with the stream
                 started = time.perf_counter()
                 body = {"model": model, "messages": [], "stream": False,
                         "options": {"num_ctx": s.context_size}}
                 reply = request_json(http, "POST", f"{root}/api/chat", body,
-                                     timeout_s=max(1.0, s.timeout_s - (started - began)),
-                                     retries=retries)
+                                     timeout_s=deadline.left(), retries=retries,
+                                     deadline=deadline)
                 load_time_s = time.perf_counter() - started
                 warmup = {k: reply.get(k) for k in ("done_reason", "load_duration")
                           if k in reply}
@@ -159,7 +175,8 @@ class OllamaDriver:
                 body["think"] = think
             request.progress.phase("generating")
             transcript, engine, collector = self._stream(http, root, body, request, retries)
-            after = _loaded(http, root, model)
+            deadline.spend("server info")
+            after = _loaded(http, root, model, deadline)
         retries.record(engine)
         engine["placement"] = placement(after)
         if after is not None:
@@ -188,8 +205,8 @@ class OllamaDriver:
 
     def _stream(self, http: Any, root: str, body: dict[str, Any], request: DriverRequest,
                 retries: Retries) -> tuple[Transcript, dict[str, Any], StreamCollector]:
-        s = request.settings
         url = f"{root}/api/chat"
+        request.deadline.spend("stream")
         decoder, read = NDJSONDecoder(), StreamRead()
         final: dict[str, Any] | None = None
         dispatched = time.perf_counter()
@@ -198,13 +215,18 @@ class OllamaDriver:
         line = lines.line
         now = dispatched
 
-        for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
-                                      s.timeout_s, retries=retries):
-            for raw in decoder.feed(chunk):
-                final = line(raw, now) or final
-            request.progress.tokens(collector.token_events)
-            if final is not None:
-                break
+        try:
+            for chunk, now in post_stream(http, url, body, read, request.deadline,
+                                          retries=retries):
+                for raw in decoder.feed(chunk):
+                    final = line(raw, now) or final
+                request.progress.tokens(collector.token_events)
+                if final is not None:
+                    break
+        except DriverError as exc:
+            if exc.kind != "timeout":
+                raise
+            raise _cut(exc, collector, read, time.perf_counter()) from None
         tail = decoder.finish()
         if final is None and tail:
             try:  # a last line without its newline is still a line if it is whole

@@ -7,6 +7,7 @@ import os
 import time
 from typing import Any
 
+from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import TokenSource
 from benchrig.core.settings import Settings
@@ -123,10 +124,13 @@ class _Stream:
             call["function"]["arguments"] += function["arguments"]
 
 
-def _get_optional(http: Any, url: str, headers: dict[str, str]) -> dict[str, Any] | None:
-    """A GET that may not exist on this server: its JSON object, or None on any failure."""
+def _get_optional(http: Any, url: str, headers: dict[str, str],
+                  deadline: Deadline) -> dict[str, Any] | None:
+    """A GET that may not exist on this server: its JSON object, or None on any failure
+    (no time left included)."""
     try:
-        return request_json(http, "GET", url, headers=headers, timeout_s=5.0)
+        return request_json(http, "GET", url, headers=headers, timeout_s=5.0,
+                            deadline=deadline)
     except DriverError:
         return None
 
@@ -148,26 +152,34 @@ class OpenAIDriver:
             raise retries.attach(exc, {"name": "openai-compatible", "base_url": root}) from None
 
     def _run(self, request: DriverRequest, root: str, retries: Retries) -> DriverOutput:
-        s = request.settings
+        s, deadline = request.settings, request.deadline
         url = f"{root}/chat/completions"
         headers = _headers()
         body = request_body(request.model, list(request.messages), s)
         decoder, read = SSEDecoder(), StreamRead()
         request.progress.phase("generating")
-        with client(s.timeout_s, root) as http:
+        with client(deadline.spend("stream"), root) as http:
             dispatched = time.perf_counter()
             collector = StreamCollector(dispatched)
             state = _Stream(collector)
             now = dispatched
-            for chunk, now in post_stream(http, url, body, read, dispatched + s.timeout_s,
-                                          s.timeout_s, headers, retries):
-                for event in decoder.feed(chunk):
-                    state.event(event.data, now, url)
+            try:
+                for chunk, now in post_stream(http, url, body, read, deadline, headers,
+                                              retries):
+                    for event in decoder.feed(chunk):
+                        state.event(event.data, now, url)
+                        if state.done:
+                            break
+                    request.progress.tokens(collector.token_events)
                     if state.done:
                         break
-                request.progress.tokens(collector.token_events)
-                if state.done:
-                    break
+            except DriverError as exc:
+                if exc.kind != "timeout":
+                    raise
+                collector.finish(time.perf_counter(), read.dispatched)
+                cut = self._output(request, root, body, state, read, None, None, None,
+                                   keyed=bool(headers))
+                raise DriverError(exc.kind, exc.message, cut, phase=exc.phase) from None
             if not state.done:
                 events, unfinished = decoder.finish()
                 for event in events:
@@ -177,35 +189,44 @@ class OpenAIDriver:
                                       f"{read.bytes} bytes ({state.events} events, no "
                                       f"finish_reason or [DONE]): {unfinished[:120]!r}")
             collector.finish(now, read.dispatched)
-            # Untimed, after the stream: what `benchrig serve` knows about this completion.
-            server = _get_optional(http, f"{root}/benchrig/server", headers)
+            # After the timed stream, within what is left of the attempt's deadline: what
+            # `benchrig serve` knows about this completion.
+            deadline.spend("server info")
+            server = _get_optional(http, f"{root}/benchrig/server", headers, deadline)
             perf = None
             if server is not None and state.completion_id:
                 perf = _get_optional(http, f"{root}/benchrig/perf/{state.completion_id}",
-                                     headers)
-            probe = None
+                                     headers, deadline)
+            probe: dict[str, Any] | None = None
+            skipped: str | None = None
             if state.usage is None and state.timings is None and perf is None:
-                probe = self._probe_usage(http, url, body, headers, s.timeout_s, retries)
+                probe, skipped = self._probe_usage(http, url, body, headers, deadline,
+                                                   retries)
         output = self._output(request, root, body, state, read, probe, server, perf,
                               keyed=bool(headers))
         retries.record(output.metrics.engine)
+        if skipped is not None:
+            output.metrics.engine["usage_probe_skipped"] = skipped
         return output
 
     def _probe_usage(self, http: Any, url: str, body: dict[str, Any],
-                     headers: dict[str, str], timeout_s: float,
-                     retries: Retries) -> dict[str, Any] | None:
+                     headers: dict[str, str], deadline: Deadline,
+                     retries: Retries) -> tuple[dict[str, Any] | None, str | None]:
         """The server sent no usage while streaming (llama-cpp-python never does): ask for the
         prompt's token count with the same messages, unstreamed and one token long, after the
-        timed stream. A failure leaves the count unknown; it never fails the attempt."""
+        timed stream, with only what is left of the attempt's deadline. (usage, why it was
+        skipped or cut); a failure leaves the count unknown, it never fails the attempt."""
+        if deadline.spend("usage probe") <= 0:
+            return None, "no time left of the attempt's timeout_s"
         probe = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
         probe["max_tokens"] = 1
         try:
-            reply = request_json(http, "POST", url, probe, headers, timeout_s=timeout_s,
-                                 retries=retries)
-        except DriverError:
-            return None
+            reply = request_json(http, "POST", url, probe, headers, timeout_s=deadline.left(),
+                                 retries=retries, deadline=deadline)
+        except DriverError as exc:
+            return None, (f"cut: {exc.message}" if deadline.expired else None)
         usage = reply.get("usage")
-        return usage if isinstance(usage, dict) else None
+        return (usage if isinstance(usage, dict) else None), None
 
     def _output(self, request: DriverRequest, root: str, sent: dict[str, Any], state: _Stream,
                 read: StreamRead, probe: dict[str, Any] | None, server: dict[str, Any] | None,
