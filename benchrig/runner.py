@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
-from benchrig.checks.judge import judge, load_checkers
+from benchrig.checks import load_checks
+from benchrig.checks.judge import judge
 from benchrig.config import Config
 from benchrig.core.errors import ERROR_KINDS, BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
@@ -216,7 +217,7 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
                 run_index: int | None = None) -> Attempt:
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception. `run_index` (which of the runs this is) identifies the attempt to retry."""
-    load_checkers()  # before the driver: an agent must not be able to change the judge
+    load_checks()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     request = DriverRequest(task, messages, model, provider, settings,
                             **({"progress": progress} if progress else {}),

@@ -1,2 +1,2 @@
 """The plain data every stage shares (task, messages, settings, metrics, transcript, verdict,
-errors, the check registry); it imports nothing of BenchRig but the leaf text utilities."""
+errors, the Check type); it imports nothing of BenchRig but the leaf text utilities."""
