@@ -219,9 +219,9 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     exception. `run_index` (which of the runs this is) identifies the attempt to retry."""
     load_checks()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
-    request = DriverRequest(task, messages, model, provider, settings,
+    request = DriverRequest(task.view(), messages, model, provider, settings,
                             **({"progress": progress} if progress else {}),
-                            hidden_paths=(results_dir,), pass_env=pass_env)
+                            hidden_paths=(results_dir, *task.folders), pass_env=pass_env)
     started = utc_now()
     output: DriverOutput | None = None
     error: DriverError | None = None

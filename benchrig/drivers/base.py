@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 from benchrig.core.messages import Message
 from benchrig.core.settings import Settings
-from benchrig.core.task import TaskSpec
+from benchrig.core.task import TaskView
 from benchrig.core.transcript import DriverOutput
 
 DriverKind = Literal["runtime", "agent", "replay"]
@@ -32,13 +32,15 @@ class SilentProgress:
 
 @dataclass(frozen=True)
 class DriverRequest:
-    task: TaskSpec
+    # the task without its hidden tests or expected answer (TaskSpec.view())
+    task: TaskView
     messages: tuple[Message, ...]
     model: str
     provider: str | None
     settings: Settings
     progress: Progress = field(default_factory=SilentProgress)
-    # Folders an agent must not see besides BenchRig's own (the run's results folder).
+    # Folders an agent must not see besides BenchRig's own (the run's results folder, the
+    # task's folder and its hidden tests' folder).
     hidden_paths: tuple[Path, ...] = ()
     # Host variables the user passes to an agent besides its allow-list (--pass-env).
     pass_env: tuple[str, ...] = ()
