@@ -3,6 +3,9 @@
 A check type is a `Check` value (benchrig.core.check: made by `@check(name, validate=…)`),
 found by the name tasks give in `check.type`. Nothing registers itself on import: whoever
 needs a check asks for it here, and `load_checks` loads them all before any driver runs.
+
+Public: this lookup (and `benchrig.core.check`). The check modules here are private to
+BenchRig: a plugin check does not import them.
 """
 
 from __future__ import annotations

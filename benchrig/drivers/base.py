@@ -1,4 +1,5 @@
-"""The driver contract: rendered messages and settings in, transcript and metrics out."""
+"""The driver contract: rendered messages and settings in, transcript and metrics out (public:
+what a plugin driver implements)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from benchrig.core.messages import Message
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskView
 from benchrig.core.transcript import DriverOutput
+
+__all__ = ["Driver", "DriverKind", "DriverRequest", "Progress", "SilentProgress"]
 
 DriverKind = Literal["runtime", "agent", "replay"]
 
