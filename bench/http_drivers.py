@@ -76,7 +76,7 @@ def fidelity(shape: str, streams: int, rounds: int, cfg: dict[str, Any]) -> dict
     settings = Settings(max_tokens=cfg["tokens"], context_size=cfg["num_ctx"], timeout_s=300)
 
     def one(name: str) -> DriverOutput:
-        return driver.run(DriverRequest(TASK, render(TASK), name, server.url + suffix,
+        return driver.run(DriverRequest(TASK.view(), render(TASK), name, server.url + suffix,
                                         settings))
 
     names = [[f"paced-{r}-{i}" for i in range(streams)] for r in range(rounds)]
@@ -205,7 +205,7 @@ def end_to_end(events: int) -> float:
     server = Paced(cfg)
     try:
         out = get_driver("openai").run(DriverRequest(
-            TASK, render(TASK), "flat-out", f"{server.url}/v1",
+            TASK.view(), render(TASK), "flat-out", f"{server.url}/v1",
             Settings(max_tokens=events, timeout_s=300)))
     finally:
         server.close()
@@ -222,7 +222,7 @@ def real_engine(generations: int, max_tokens: int) -> dict[str, list[tuple[float
     local = get_driver("llamacpp")
     for seed in range(generations):
         s = Settings(temperature=0.7, max_tokens=max_tokens, seed=seed, timeout_s=300)
-        m = local.run(DriverRequest(TASK, render(TASK), "smollm2", None, s)).metrics
+        m = local.run(DriverRequest(TASK.view(), render(TASK), "smollm2", None, s)).metrics
         assert m.tokens_per_s and m.ttft_ms
         pairs["inproc_rate"].append((m.tokens_per_s, m.engine["predicted_per_second"]))
         pairs["inproc_ttft"].append((m.ttft_ms, m.engine["prompt_ms"]))
@@ -230,7 +230,7 @@ def real_engine(generations: int, max_tokens: int) -> dict[str, list[tuple[float
     with EmbeddedServer(ServerConfig(context_size=4096)) as server:
         for seed in range(generations):
             s = Settings(temperature=0.7, max_tokens=max_tokens, seed=seed, timeout_s=300)
-            m = remote.run(DriverRequest(TASK, render(TASK), "smollm2", server.base_url,
+            m = remote.run(DriverRequest(TASK.view(), render(TASK), "smollm2", server.base_url,
                                          s)).metrics
             perf = m.engine["server_perf"]
             assert m.tokens_per_s and m.ttft_ms

@@ -53,7 +53,7 @@ def decode_fidelity(generations: int) -> list[tuple[float, float]]:
     pairs = []
     for seed in range(generations):
         settings = Settings(temperature=0.7, max_tokens=256, seed=seed, timeout_s=300)
-        out = driver.run(DriverRequest(task, render(task), "smollm2", None, settings))
+        out = driver.run(DriverRequest(task.view(), render(task), "smollm2", None, settings))
         m = out.metrics
         assert m.tokens_per_s is not None
         pairs.append((m.tokens_per_s, m.engine["predicted_per_second"]))

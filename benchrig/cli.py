@@ -22,11 +22,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
                   pretty_exceptions_enable=False)
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
-    """The tasks named (all by default), their checks validated by the registered checks."""
-    from benchrig.checks.judge import load_checkers
+    """The tasks named (all by default), each check validated by its own check type."""
     from benchrig.spec import load_tasks, task_paths
 
-    load_checkers()
     return load_tasks(task_paths(selectors))
 
 

@@ -1,4 +1,5 @@
-"""One definition of every timing and token figure, shared by all drivers."""
+"""One definition of every timing and token figure, shared by all drivers (public for plugin
+drivers: `measured` and `StreamCollector`; the rest is private to BenchRig)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
-from benchrig.checks.judge import judge, load_checkers
+from benchrig.checks import load_checks
+from benchrig.checks.judge import judge
 from benchrig.config import Config
+from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import ERROR_KINDS, BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
@@ -220,13 +222,14 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception. `run_index` (which of the runs this is) identifies the attempt to retry;
     candidate code runs in `sandboxes`, the run's pool (see checks.coding.run_tests)."""
-    load_checkers()  # before the driver: an agent must not be able to change the judge
+    load_checks()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     # the attempt's one deadline: the driver's phases and the checking all spend from it
     deadline = Deadline(settings.timeout_s)
-    request = DriverRequest(task, messages, model, provider, settings,
+    request = DriverRequest(task.view(), messages, model, provider, settings,
                             **({"progress": progress} if progress else {}),
-                            hidden_paths=(results_dir,), pass_env=pass_env, deadline=deadline)
+                            hidden_paths=(results_dir, *task.folders), pass_env=pass_env,
+                            deadline=deadline)
     started = utc_now()
     output: DriverOutput | None = None
     error: DriverError | None = None
@@ -246,7 +249,9 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
             progress.phase("checking")
         began = time.perf_counter()
         try:
-            verdict = judge(task, output.transcript, _as_run(settings, output), sandboxes)
+            deadline.spend("checking")
+            verdict = judge(task, output.transcript, _as_run(settings, output),
+                            CheckContext(deadline, sandboxes))
         except Exception as exc:  # BenchRig is broken: record it, lose nothing
             error = DriverError("harness", f"checking failed: {type_name(exc)}: {exc}")
         check_s = round(time.perf_counter() - began, 6)

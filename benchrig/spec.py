@@ -13,8 +13,8 @@ from typing import Any
 import frontmatter
 import yaml
 
+from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
-from benchrig.core.registry import frontmatter_problems
 from benchrig.core.task import TaskSpec
 from benchrig.paths import tasks_dir
 from benchrig.schemas import problems as schema_problems
@@ -87,7 +87,7 @@ def load_task(path: Path) -> TaskSpec:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
     problems = [f"{label}: {p}" for p in schema_problems("task", meta)]
     if not problems:
-        problems = [f"{label}: {p}" for p in frontmatter_problems(meta)]
+        problems = [f"{label}: {p}" for p in check_problems(meta)]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")

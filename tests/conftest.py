@@ -10,12 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.checks.judge import load_checkers
-
-# Tests load tasks directly, as the CLI does after it loaded the checks: a task's check is
-# validated by what the check modules registered (core.registry).
-load_checkers()
-
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT / "tasks"
 SOLUTIONS = Path(__file__).resolve().parent / "solutions"

@@ -55,7 +55,7 @@ def test_ttft_is_never_after_the_wall(tmp_path: Path, monkeypatch: pytest.Monkey
     # Unconfined: confined, the late writer dies with the agent's pid namespace at its exit.
     monkeypatch.setattr(confine, "detect", lambda: Support(None, "test: unconfined"))
     task = load_task(TASKS / "lru-cache.md")
-    request = DriverRequest(task, render(task, "agent"), "m", None, Settings(timeout_s=30))
+    request = DriverRequest(task.view(), render(task, "agent"), "m", None, Settings(timeout_s=30))
     output = drive(request, agent="codex", argv=agent(tmp_path), needs=Needs(),
                    parser=CodexParser(), runtime={}, effective={})
     m = output.metrics

@@ -57,7 +57,7 @@ def test_check_keys_are_checked_per_type(tmp_path: Path) -> None:
     assert problems(tmp_path, 'expected: "42"\ncheck:\n  type: final_answer\n  acept: [x]\n'
                     ) == ["check.acept: unknown field"]
     assert problems(tmp_path, 'expected: "42"\ncheck:\n  type: guess\n')[0].startswith(
-        "check.type: 'guess' is not one of")
+        "check.type: no check 'guess' is registered (known: choices, declension, ")
 
 
 def test_validate_reports_them_and_exits_2(tmp_path: Path, results_dir: Path) -> None:

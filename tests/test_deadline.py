@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchrig.checks.judge import load_checkers
+from benchrig.checks import load_checks
 from benchrig.core.deadline import GRACE_S, Deadline
 from benchrig.drivers.base import Driver
 from benchrig.drivers.ollama import OllamaDriver
@@ -29,7 +29,7 @@ def attempt(driver: Driver, url: str | None, results_dir: Path, model: str = "m"
     """One attempt of `task` with timeout_s = TIMEOUT_S: (its result, seconds it took)."""
     spec = load_task(task)
     settings = replace(settings_for(spec, Overrides(**overrides)), timeout_s=TIMEOUT_S)
-    load_checkers()  # once per process, not part of what is timed here
+    load_checks()  # once per process, not part of what is timed here
     began = time.monotonic()
     done = run_attempt(spec, model, driver, url, settings, results_dir)
     return done.result, time.monotonic() - began

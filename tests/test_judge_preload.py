@@ -15,7 +15,8 @@ PROBE = r"""
 import json, sys
 from pathlib import Path
 from benchrig import sandbox
-from benchrig.checks.judge import judge, load_checkers
+from benchrig.checks import load_checks
+from benchrig.checks.judge import judge
 from benchrig.core.transcript import Transcript
 from benchrig.core.errors import DriverError
 from benchrig.runner import Overrides, run_attempt, settings_for
@@ -24,8 +25,7 @@ from benchrig.spec import load_tasks, task_paths
 def ours():
     return {name for name in sys.modules if name.startswith("benchrig")}
 
-report = {"before_run": sorted(ours()),
-          "child_source_before_run": sandbox.child_source.cache_info().currsize}
+report = {"child_source_before_run": sandbox.child_source.cache_info().currsize}
 
 class Spy:
     name, kind = "spy", "agent"
@@ -36,11 +36,12 @@ class Spy:
         report["child_source_cached"] = sandbox.child_source.cache_info().currsize
         raise DriverError("infra", "the spy only looks")
 
-tasks = load_tasks(task_paths([]))
-lru = next(t for t in tasks if t.id == "lru-cache")
+[lru] = load_tasks(task_paths(["lru-cache"]))  # imports the one check it names
+report["after_loading_a_coding_task"] = sorted(ours())
 run_attempt(lru, "m", Spy(), None, settings_for(lru, Overrides()), Path(sys.argv[1]))
+tasks = load_tasks(task_paths([]))
 
-load_checkers()
+load_checks()
 loaded = ours()
 kinds = {}
 for task in tasks:
@@ -63,11 +64,13 @@ def test_checkers_and_the_sandbox_program_are_loaded_before_the_driver_runs(
                           capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    # the checkers register on import (the runner imports them); the runner had not read the
-    # sandbox's program when the attempt started; the driver found everything loaded
-    assert "benchrig.checks.answers" in report["before_run"]
+    # no check registers itself on import: importing the runner and loading a coding task
+    # (its check is its tests) load none; run_attempt loaded every check (and read the
+    # sandbox's program, unread when the attempt started) before the driver ran
+    modules = {"benchrig.checks.answers", "benchrig.checks.code", "benchrig.checks.polish"}
+    assert not modules & set(report["after_loading_a_coding_task"])
     assert report["child_source_before_run"] == 0
-    assert {"benchrig.checks.answers", "benchrig.checks.polish"} <= set(report["at_driver_run"])
+    assert modules <= set(report["at_driver_run"])
     assert report["child_source_cached"] == 1  # the sandbox's program was read already
     # every check type the tasks use was judged, and none imported anything more of BenchRig
     assert {"tests", "final_answer", "regex", "exact_or_contains", "declension", "choices",

@@ -79,7 +79,7 @@ def routes(chat: Reply, capabilities: tuple[str, ...] = ("completion", "thinking
 def request(task: str = "lru-cache", url: str | None = None,
             **settings: Any) -> DriverRequest:
     spec = load_task(TASKS / f"{task}.md")
-    return DriverRequest(spec, render(spec), MODEL, url,
+    return DriverRequest(spec.view(), render(spec), MODEL, url,
                          Settings(**{"timeout_s": 30.0, **settings}))
 
 
@@ -142,11 +142,11 @@ def test_thinking_model_gets_its_multiplied_budget_and_speed_turns_think_off() -
 
         spec = load_task(TASKS / "lru-cache.md")
         settings = settings_for(spec, Overrides(), model="qwen3:8b")
-        OllamaDriver().run(DriverRequest(spec, render(spec), MODEL, server.url, settings))
+        OllamaDriver().run(DriverRequest(spec.view(), render(spec), MODEL, server.url, settings))
         from dataclasses import replace
 
         speed = replace(spec, suite="speed")
-        out = OllamaDriver().run(DriverRequest(speed, render(speed), MODEL, server.url,
+        out = OllamaDriver().run(DriverRequest(speed.view(), render(speed), MODEL, server.url,
                                                settings_for(speed, Overrides(), model="qwen3")))
         warmup, coding, fast = server.posted("/api/chat")
     assert coding["options"]["num_predict"] == 1024 * 12 and "think" not in coding

@@ -49,7 +49,7 @@ def stream_reply(*chunks: dict[str, Any] | str, size: int = 0, **reply: Any) -> 
 def request(url: str, model: str = "m", task: str = "lru-cache", **settings: Any
             ) -> DriverRequest:
     spec = load_task(TASKS / f"{task}.md")
-    return DriverRequest(spec, render(spec), model, url,
+    return DriverRequest(spec.view(), render(spec), model, url,
                          Settings(**{"timeout_s": 30.0, **settings}))
 
 

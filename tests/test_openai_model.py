@@ -63,7 +63,7 @@ def test_full_lru_cache_attempt(server: EmbeddedServer, results_dir: Path) -> No
 
 def attempt(server: EmbeddedServer, max_tokens: int, task_id: str = "valid-brackets") -> Any:
     task = load_task(TASKS / f"{task_id}.md")
-    return OpenAIDriver().run(DriverRequest(task, render(task), "smollm2", server.base_url,
+    return OpenAIDriver().run(DriverRequest(task.view(), render(task), "smollm2", server.base_url,
                                             Settings(max_tokens=max_tokens, timeout_s=120)))
 
 

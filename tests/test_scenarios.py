@@ -396,7 +396,7 @@ def test_every_bundled_regex_check_names_a_subject_per_pattern() -> None:
 
 
 def test_a_subject_list_that_does_not_fit_is_refused_at_load() -> None:
-    from benchrig.core.registry import frontmatter_problems as check_problems
+    from benchrig.checks import check_problems
 
     meta = {"expected": "Box 1: Oranges", "check": {
         "type": "regex", "patterns": [r"\bbox 1 oranges\b"], "subjects": ["box 1", "box 2"]}}

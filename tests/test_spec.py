@@ -125,22 +125,32 @@ def test_copied_task_folder_validates(tmp_path: Path) -> None:
 
 
 
-def test_a_check_no_module_registered_is_refused_not_skipped(tmp_path: Path) -> None:
-    """spec.py imports no check: it validates a task's check by what the check modules
-    registered. In a fresh interpreter that did not load them, a task with a regex check is
-    refused naming check.type, never accepted with its rules unseen."""
+def test_a_task_check_is_validated_by_its_own_check_in_a_fresh_interpreter(
+        tmp_path: Path) -> None:
+    """Nothing registers on import: loading a task finds its check type by name and runs that
+    check's validator, even in a fresh interpreter where nothing loaded the checks first. A
+    pattern with an unbounded gap is refused by the regex validator, never accepted unseen;
+    an unknown type is refused naming the known ones."""
     import subprocess
     import sys
 
     from tests.conftest import ROOT
 
+    source = (TASKS / "mislabeled-boxes.md").read_text(encoding="utf-8")
+    gap = tmp_path / "mislabeled-boxes.md"
+    gap.write_text(source.replace(r"'\bbox (?:1|one)\b'", r"'\bbox .* one\b'", 1),
+                   encoding="utf-8")
+    unknown = tmp_path / "unknown" / "mislabeled-boxes.md"
+    unknown.parent.mkdir()
+    unknown.write_text(source.replace("type: regex", "type: vibes", 1), encoding="utf-8")
     probe = ("import sys\nfrom pathlib import Path\nfrom benchrig.core.errors import TaskError\n"
              "from benchrig.spec import load_task\n"
-             "try:\n    load_task(Path(sys.argv[1]))\n"
-             "except TaskError as exc:\n    print('\\n'.join(exc.problems))\n")
-    task = TASKS / "mislabeled-boxes.md"
-    done = subprocess.run([sys.executable, "-c", probe, str(task)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120, check=False)
+             "for name in sys.argv[1:]:\n"
+             "    try:\n        load_task(Path(name))\n"
+             "    except TaskError as exc:\n        print('\\n'.join(exc.problems))\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(gap), str(unknown)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    assert f"{task}: check.type: no check 'regex' is registered" in done.stdout
-    assert load_task(task).check_type == "regex"  # loads where the checks are loaded
+    assert f"{gap}: check.subjects[0]: " in done.stdout and "unbounded gap" in done.stdout
+    assert (f"{unknown}: check.type: no check 'vibes' is registered (known: choices, "
+            "declension, exact_or_contains, final_answer, regex, summary, tests)") in done.stdout

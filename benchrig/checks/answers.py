@@ -8,7 +8,7 @@ when both sides are numbers; otherwise the check type decides.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -25,8 +25,13 @@ from benchrig.checks.normalize import (
     parse_number,
     tail,
 )
-from benchrig.checks.rules import accepted_patterns, pattern_misses
-from benchrig.core.registry import checker
+from benchrig.checks.rules import (
+    UNBOUNDED_GAP,
+    accepted_patterns,
+    compile_pattern,
+    pattern_misses,
+)
+from benchrig.core.check import CheckContext, check
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
@@ -238,20 +243,76 @@ def score(task: TaskSpec, transcript: Transcript, settings: Settings, rule: Rule
                    truncated=truncated, evidence=evidence)
 
 
-@checker("final_answer")
-def check_final_answer(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+# What the schema cannot see in a task's answer check: patterns that do not compile,
+# unbounded gaps, and an `expected` answer that the task's own patterns would reject.
+
+def expected_problems(meta: Mapping[str, Any]) -> list[str]:
+    """The expected answer is there: every answer check compares with it."""
+    kind = meta["check"]["type"]
+    if not isinstance(meta.get("expected"), str):
+        return [f"expected: a {kind} check needs the expected answer (a quoted string)"]
+    return []
+
+
+def final_answer_problems(meta: Mapping[str, Any]) -> list[str]:
+    """Every accepted pattern compiles, and one of them accepts the expected answer."""
+    problems = expected_problems(meta)
+    if problems:
+        return problems
+    check, expected = meta["check"], str(meta["expected"])
+    accept = accepted_patterns(check, expected)
+    compiled = [compile_pattern(p, f"check.accept[{i}]", problems)
+                for i, p in enumerate(accept)]
+    if not problems and not any(c.fullmatch(normalize(expected)) for c in compiled
+                                if c is not None):
+        problems.append(f"check.accept: no pattern accepts the expected answer "
+                        f"{expected!r} (patterns see it as {normalize(expected)!r})")
+    return problems
+
+
+def regex_problems(meta: Mapping[str, Any]) -> list[str]:
+    """Patterns (and subjects) compile, have bounded gaps, and fit the expected answer."""
+    problems = expected_problems(meta)
+    if problems:
+        return problems
+    check, expected = meta["check"], str(meta["expected"])
+    patterns = list(check.get("patterns", []))
+    subjects = check.get("subjects")
+    fields = [(f"check.patterns[{i}]", p) for i, p in enumerate(patterns)]
+    if subjects is not None:
+        fields += [(f"check.subjects[{i}]", p) for i, p in enumerate(subjects)]
+        if len(subjects) != len(patterns):
+            problems.append(f"check.subjects: {len(subjects)} subjects for "
+                            f"{len(patterns)} patterns (one per pattern, in order)")
+    for field, pattern in fields:
+        compile_pattern(pattern, field, problems)
+        if UNBOUNDED_GAP.search(pattern):
+            problems.append(f"{field}: {pattern!r} has an unbounded gap "
+                            "(.* or .+); use a bounded one such as (?:\\w+ ){0,3}")
+    missing = [] if problems else pattern_misses(patterns, subjects, tail(expected))
+    if missing:
+        problems.append(f"check.patterns: the expected answer {expected!r} does not match "
+                        f"pattern {', '.join(map(str, missing))} (where its subject is "
+                        "stated last, when it has one)")
+    return problems
+
+
+@check("final_answer", validate=final_answer_problems)
+def check_final_answer(task: TaskSpec, transcript: Transcript, settings: Settings,
+                       context: CheckContext) -> Verdict:
     """The last `Final answer:` line must match an accepted pattern in full."""
     return score(task, transcript, settings, rule_final_answer)
 
 
-@checker("regex")
-def check_regex(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+@check("regex", validate=regex_problems)
+def check_regex(task: TaskSpec, transcript: Transcript, settings: Settings,
+                context: CheckContext) -> Verdict:
     """Every pattern must match the conclusion: the last 300 normalized characters."""
     return score(task, transcript, settings, rule_regex)
 
 
-@checker("exact_or_contains")
+@check("exact_or_contains", validate=expected_problems)
 def check_exact_or_contains(task: TaskSpec, transcript: Transcript,
-                            settings: Settings) -> Verdict:
+                            settings: Settings, context: CheckContext) -> Verdict:
     """The answer is the expected one, or its conclusion contains it as a whole."""
     return score(task, transcript, settings, rule_exact_or_contains)

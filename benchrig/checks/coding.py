@@ -12,6 +12,7 @@ if the test caught the exception it raised).
 from __future__ import annotations
 
 import builtins
+import math
 import sys
 import time
 import traceback
@@ -215,8 +216,12 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
-def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None) -> CheckReport:
+def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
+              ends_at: float | None = None) -> CheckReport:
     """Judge `code` against the task's hidden tests; never raises for anything the code does.
+
+    Each check gets `check_timeout_s`, and none runs past `ends_at` (time.monotonic), the
+    attempt's deadline: checking spends from the same budget as the driver.
 
     The candidate runs in sandboxes from `pool`, the run's (its confinement and limits);
     without one, in a pool of its own with the defaults, started cold and closed when the
@@ -227,7 +232,7 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None) -> Che
     """
     if pool is None:
         with SandboxPool(prestart=False) as own:
-            return run_tests(task, code, own)
+            return run_tests(task, code, own, ends_at)
     if sys.flags.optimize:
         raise RuntimeError("BenchRig must not run with python -O: it would strip test asserts")
     started = time.monotonic()
@@ -237,7 +242,8 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None) -> Che
     incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
-        runner.deadline = time.monotonic() + task.check_timeout_s
+        limit = math.inf if ends_at is None else ends_at
+        runner.deadline = min(time.monotonic() + task.check_timeout_s, limit)
         load_error: str | None = None
         try:
             namespace = _load_tests(task, RemoteModule(runner.session))
@@ -248,7 +254,7 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None) -> Che
             namespace = {}
         for name in task.test_names:
             began = time.monotonic()
-            runner.deadline = began + task.check_timeout_s
+            runner.deadline = min(began + task.check_timeout_s, limit)
             if load_error is not None:
                 details.append(CheckDetail(name, False, load_error, 0.0))
                 continue

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from benchrig.checks.answers import (
@@ -13,7 +14,8 @@ from benchrig.checks.answers import (
     truncation_note,
 )
 from benchrig.checks.normalize import clean, collapse, final_text
-from benchrig.core.registry import checker
+from benchrig.checks.rules import compile_pattern
+from benchrig.core.check import CheckContext, check
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
@@ -96,8 +98,9 @@ def _verdict(kind: str, details: list[CheckDetail], evidence: dict[str, Any],
                    evidence=evidence)
 
 
-@checker("declension")
-def check_declension(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+@check("declension")
+def check_declension(task: TaskSpec, transcript: Transcript, settings: Settings,
+                     context: CheckContext) -> Verdict:
     """Each of the seven cases must be given one of its accepted forms, exactly (diacritics
     included, letter case ignored)."""
     accepted: dict[str, list[str]] = {k: list(v) for k, v in task.check["cases"].items()}
@@ -132,8 +135,9 @@ def choice_pairs(value: str) -> dict[str, set[str]]:
     return pairs
 
 
-@checker("choices")
-def check_choices(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+@check("choices")
+def check_choices(task: TaskSpec, transcript: Transcript, settings: Settings,
+                  context: CheckContext) -> Verdict:
     """Matching items to lettered options, read from the last `Final answer:` line; an item
     given two different letters is wrong."""
     expected = {str(k): str(v).upper() for k, v in task.check["answers"].items()}
@@ -174,8 +178,22 @@ def summary_text(answer: str) -> str:
     return _LABEL.sub("", clean(answer).strip())
 
 
-@checker("summary")
-def check_summary(task: TaskSpec, transcript: Transcript, settings: Settings) -> Verdict:
+def summary_problems(meta: Mapping[str, Any]) -> list[str]:
+    """Every fact's patterns compile; min_words is not above max_words."""
+    check = meta["check"]
+    problems: list[str] = []
+    for i, fact in enumerate(check.get("facts", [])):
+        for j, pattern in enumerate(fact.get("any", [])):
+            compile_pattern(pattern, f"check.facts[{i}].any[{j}]", problems)
+    low, high = check.get("min_words"), check.get("max_words")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        problems.append(f"check.min_words: {low} is above max_words {high}")
+    return problems
+
+
+@check("summary", validate=summary_problems)
+def check_summary(task: TaskSpec, transcript: Transcript, settings: Settings,
+                  context: CheckContext) -> Verdict:
     """Word count within the stated limits, and every required fact present."""
     facts: list[dict[str, Any]] = list(task.check.get("facts") or [])
     low, high = task.check.get("min_words"), task.check["max_words"]

@@ -1,4 +1,5 @@
-"""TaskSpec: one validated task, as spec.py loads it and every later stage reads it."""
+"""TaskSpec: one validated task, as spec.py loads it and the checks read it; TaskView: what a
+driver sees of it (no hidden tests, no expected answer)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,38 @@ class TaskSpec:
     def check_type(self) -> str | None:
         kind = self.check.get("type")
         return str(kind) if kind is not None else ("tests" if self.test_source else None)
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Where the task file and its hidden tests live (an agent must not see them)."""
+        found = (p.parent for p in (self.path, self.test_path) if p is not None)
+        return tuple(dict.fromkeys(found))
+
+    def view(self) -> TaskView:
+        """What a driver is given of this task."""
+        return TaskView(id=self.id, suite=self.suite, language=self.language,
+                        difficulty=self.difficulty, tags=self.tags, timeout_s=self.timeout_s,
+                        title=self.title, body=self.body, max_tokens=self.max_tokens,
+                        temperature=self.temperature, think=self.think,
+                        solution_file=self.solution_file, entry_points=self.entry_points)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What a driver sees of a task: its prompt and limits. Never its hidden tests, its
+    expected answer or its check (the frontmatter holds them), nor where its file lives: the
+    runner hands those folders over as paths to hide (DriverRequest.hidden_paths)."""
+
+    id: str
+    suite: str
+    language: str
+    difficulty: str
+    tags: tuple[str, ...]
+    timeout_s: int
+    title: str
+    body: str
+    max_tokens: int | None = None
+    temperature: float | None = None
+    think: bool | None = None
+    solution_file: str = "solution.py"
+    entry_points: tuple[str, ...] = ()

@@ -1,4 +1,7 @@
-"""Drivers by name: built-ins load lazily; plugins use the `benchrig.drivers` entry point."""
+"""Drivers by name: built-ins load lazily; plugins use the `benchrig.drivers` entry point.
+
+Public: this lookup and `benchrig.drivers.base` (the contract). The driver modules here are
+private to BenchRig: a plugin driver does not import them."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from importlib.metadata import entry_points
 
 from benchrig.core.errors import UsageError
 from benchrig.drivers.base import Driver
+
+__all__ = ["BUILTIN", "get_driver", "known"]
 
 BUILTIN = {
     "claude": "benchrig.drivers.claude:ClaudeDriver",

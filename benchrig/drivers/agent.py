@@ -9,7 +9,6 @@ import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import DriverError, ErrorKind
@@ -125,12 +124,6 @@ def _exit_reason(code: int, bwrap: bool = False) -> str:
     return f"exited with code {code}"
 
 
-def task_folders(request: DriverRequest) -> tuple[Path, ...]:
-    """Where the task and its hidden tests live: hidden from the agent wherever they are."""
-    task = request.task
-    return tuple(p.parent for p in (task.path, task.test_path) if p is not None)
-
-
 def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
           parser: StreamParser, runtime: Mapping[str, Any], effective: Mapping[str, Any],
           load_time_s: float | None = None, use_pty: bool = False) -> DriverOutput:
@@ -178,7 +171,7 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
         keep({"kind": "event", "t_s": stamp, "event": record})
 
     with Workspace() as workspace, private_home(needs) as (home, copied):
-        hidden = (*request.hidden_paths, *task_folders(request))
+        hidden = request.hidden_paths
         confined = confine(argv, workspace=workspace.path, home=home, private=hidden)
         asked = confine([argv[0], "--version"], workspace=workspace.path, home=home,
                         private=hidden)

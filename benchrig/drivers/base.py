@@ -1,4 +1,5 @@
-"""The driver contract: rendered messages and settings in, transcript and metrics out."""
+"""The driver contract: rendered messages and settings in, transcript and metrics out (public:
+what a plugin driver implements)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Literal, Protocol
 from benchrig.core.deadline import Deadline
 from benchrig.core.messages import Message
 from benchrig.core.settings import Settings
-from benchrig.core.task import TaskSpec
+from benchrig.core.task import TaskView
 from benchrig.core.transcript import DriverOutput
+
+__all__ = ["Driver", "DriverKind", "DriverRequest", "Progress", "SilentProgress"]
 
 DriverKind = Literal["runtime", "agent", "replay"]
 
@@ -33,13 +36,15 @@ class SilentProgress:
 
 @dataclass(frozen=True)
 class DriverRequest:
-    task: TaskSpec
+    # the task without its hidden tests or expected answer (TaskSpec.view())
+    task: TaskView
     messages: tuple[Message, ...]
     model: str
     provider: str | None
     settings: Settings
     progress: Progress = field(default_factory=SilentProgress)
-    # Folders an agent must not see besides BenchRig's own (the run's results folder).
+    # Folders an agent must not see besides BenchRig's own (the run's results folder, the
+    # task's folder and its hidden tests' folder).
     hidden_paths: tuple[Path, ...] = ()
     # Host variables the user passes to an agent besides its allow-list (--pass-env).
     pass_env: tuple[str, ...] = ()

@@ -105,7 +105,7 @@ def exit_message(code: int) -> str:
 @functools.cache
 def child_source() -> str:
     """The program the sandbox runs: the codec, then the child server, as one module; read
-    from disk once per process (before any agent runs: see checks.judge.load_checkers)."""
+    from disk once per process (before any agent runs: see benchrig.checks.load_checks)."""
     future = "from __future__ import annotations\n"
     parts = [Path(m.__file__).read_text(encoding="utf-8").replace(future, "", 1)
              for m in (codec, child) if m.__file__]
