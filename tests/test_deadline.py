@@ -130,3 +130,22 @@ def test_a_long_llamacpp_prefill_is_cut_at_the_deadline(tmp_path: Path,
         result["error"]["message"])
     assert result["metrics"]["input_tokens"] > 6000
     assert took <= TIMEOUT_S + GRACE_S, took
+
+
+def test_checking_spends_from_the_attempt_deadline(tmp_path: Path) -> None:
+    """A candidate that hangs in every check: each check may take check_timeout_s (30 s
+    here), but none runs past the attempt's deadline, so the attempt ends near timeout_s."""
+    from benchrig.drivers.replay import ReplayDriver
+
+    hang = tmp_path / "answer.md"
+    hang.write_text("```python\nimport time\n\nclass LRUCache:\n"
+                    "    def __init__(self, capacity):\n        time.sleep(60)\n```\n")
+    spec = replace(load_task(TASKS / "lru-cache.md"), check_timeout_s=30.0)
+    settings = replace(settings_for(spec, Overrides()), timeout_s=2.0)
+    load_checks()
+    began = time.monotonic()
+    done = run_attempt(spec, "m", ReplayDriver(), str(hang), settings, tmp_path / "results")
+    took = time.monotonic() - began
+    assert done.result["result"] == "fail"
+    assert all("timed out" in d["message"] for d in done.result["checks"]["details"])
+    assert took <= 2.0 + GRACE_S + 1.0  # + the sandbox's own start and sweep
