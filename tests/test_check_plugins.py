@@ -24,7 +24,7 @@ def word_problems(meta):
 
 
 @check("shout", validate=word_problems)
-def shout(task, transcript, settings):
+def shout(task, transcript, settings, context):
     word = str(task.check["word"]).upper()
     ok = word in transcript.answer
     message = f"{word!r} {'shouted' if ok else 'not shouted'}"

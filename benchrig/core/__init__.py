@@ -5,7 +5,8 @@ Public: with `benchrig.drivers.base` (the Driver contract), `benchrig.metrics` (
 `StreamCollector`) and the `benchrig.drivers` / `benchrig.checks` lookups, this is what a
 plugin imports (docs/writing-a-driver.md, docs/writing-a-check.md)."""
 
-from benchrig.core.check import Check, Judge, Validator, check
+from benchrig.core.check import Check, CheckContext, Judge, Validator, check
+from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError, TaskError, UsageError
 from benchrig.core.messages import Message
 from benchrig.core.metrics import Metrics
@@ -14,6 +15,6 @@ from benchrig.core.task import TaskSpec, TaskView
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 
-__all__ = ["BenchRigError", "Check", "CheckDetail", "DriverError", "DriverOutput", "Judge",
+__all__ = ["BenchRigError", "Check", "CheckContext", "CheckDetail", "Deadline", "DriverError", "DriverOutput", "Judge",
            "Message", "Metrics", "Settings", "TaskError", "TaskSpec", "TaskView", "Transcript",
            "UsageError", "Validator", "Verdict", "check", "failed_details"]
