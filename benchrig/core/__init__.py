@@ -15,6 +15,7 @@ from benchrig.core.task import TaskSpec, TaskView
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 
-__all__ = ["BenchRigError", "Check", "CheckContext", "CheckDetail", "Deadline", "DriverError", "DriverOutput", "Judge",
-           "Message", "Metrics", "Settings", "TaskError", "TaskSpec", "TaskView", "Transcript",
-           "UsageError", "Validator", "Verdict", "check", "failed_details"]
+__all__ = ["BenchRigError", "Check", "CheckContext", "CheckDetail", "Deadline", "DriverError",
+           "DriverOutput", "Judge", "Message", "Metrics", "Settings", "TaskError", "TaskSpec",
+           "TaskView", "Transcript", "UsageError", "Validator", "Verdict", "check",
+           "failed_details"]
