@@ -12,16 +12,16 @@ from typing import Any
 
 from benchrig import __version__
 from benchrig.checks import load_checks
-from benchrig.checks.judge import judge
+from benchrig.checks.judge import judge, unjudged
 from benchrig.config import Config
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
-from benchrig.core.errors import ERROR_KINDS, BenchRigError, DriverError
+from benchrig.core.errors import BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import DriverOutput
-from benchrig.core.verdict import Verdict, failed_details
+from benchrig.core.verdict import Verdict
 from benchrig.drivers.base import Driver, DriverRequest, Progress
 from benchrig.environment import environment
 from benchrig.jsonsafe import json_safe
@@ -143,12 +143,8 @@ def _metrics(output: DriverOutput | None, check_s: float | None) -> dict[str, An
 
 def _checks(task: TaskSpec, verdict: Verdict | None, error: DriverError | None
             ) -> dict[str, Any]:
-    details = verdict.details if verdict else ()
-    if error is not None and task.check_type == "tests" and ERROR_KINDS[error.kind]:
-        # the model's own error (a timeout) fails every assertion, so it never lifts the
-        # assertion rate; an infrastructure error is outside the rate, its checks empty
-        details = failed_details(task.test_names,
-                                 f"not checked: the attempt ended in {error.kind} error")
+    # an attempt that ended in an error was not judged: its check says what that leaves
+    details = unjudged(task, error) if error is not None else verdict.details if verdict else ()
     return {
         "passed": sum(d.passed for d in details),
         "total": len(details),
