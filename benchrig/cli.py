@@ -14,7 +14,11 @@ from benchrig.textsafe import printable
 from benchrig.ui import RunProgress, error, info, warn
 
 if TYPE_CHECKING:
+    from benchrig.config import Config
     from benchrig.core.task import TaskSpec
+    from benchrig.drivers.base import Driver
+    from benchrig.runner import Overrides
+    from benchrig.sandbox import Confinement
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
@@ -75,51 +79,83 @@ def run(
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
-    from benchrig.drivers import get_driver
     from benchrig.report import render
+    from benchrig.runner import Overrides
+
+    out_dir = results_dir or paths.results_dir()
+    chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
+                                            require_isolation)
+    models = model or ["smollm2"]
+    for name in models:
+        engine.preflight(name, provider)
+    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
+    settings_file = load_config(config)
+    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors)
+    if not plan:
+        return
+    results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
+                        tuple(pass_env or ()), confinement)
+    typer.echo("")
+    typer.echo(render(results, "table"), nl=False)
+    if any(r["result"] in ("fail", "error") for r in results):
+        raise typer.Exit(1)
+
+
+def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: str,
+              require_isolation: bool
+              ) -> tuple[list[TaskSpec], Driver, Confinement | None]:
+    """The tasks chosen, the driver, and the sandbox's confinement (None when no candidate
+    code will run and isolation is not required); refused here, before anything runs, when
+    the selection is empty or isolation is required and missing."""
+    from benchrig import sandbox
+    from benchrig.drivers import get_driver
     from benchrig.result import check_results_dir
-    from benchrig.runner import (
-        Overrides,
-        UnrecordedAttempt,
-        matrix,
-        run_attempt,
-        settings_for,
-    )
     from benchrig.suites import SUITES
 
-    for name in suite or []:
+    for name in suites:
         if name not in SUITES:
             raise UsageError(f"{name} is not a suite; suites: {', '.join(SUITES)}")
-    out_dir = results_dir or paths.results_dir()
     check_results_dir(out_dir)
-    chosen = _load(tasks or [], suite or [])
+    chosen = _load(selectors, suites)
     if not chosen:
         raise BenchRigError("no task matches the selection")
     engine = get_driver(driver)
     if engine.kind == "agent":
         from benchrig.drivers import confine
         _require(confine.warning(confine.detect()), require_isolation)
-    from benchrig import sandbox
-
     confinement = None  # detected only when candidate code will run, or isolation is required
     if require_isolation or any(t.check_type == "tests" for t in chosen):
         confinement = sandbox.detect()
         _require(sandbox.warning(confinement), require_isolation)
-    models = model or ["smollm2"]
-    for name in models:
-        engine.preflight(name, provider)
-    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
-    settings_file = load_config(config)
-    plan = list(matrix(chosen, models, runs))
-    if retry_errors:
-        plan = _errored(chosen, models, driver, provider, out_dir)
-        if not plan:
-            info(f"nothing to retry: no attempt of this selection in {out_dir} ends in an "
-                 "error")
-            return
+    return chosen, engine, confinement
+
+
+def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, driver: str,
+          provider: str | None, retry_errors: bool) -> list[tuple[TaskSpec, str, int]]:
+    """Every (task, model, run index) of the selection; with --retry-errors only those whose
+    latest result is an error (said on stderr; none: nothing to run)."""
+    from benchrig.runner import matrix
+
+    if not retry_errors:
+        return list(matrix(chosen, models, runs))
+    plan = _errored(chosen, models, driver, provider, out_dir)
+    if not plan:
+        info(f"nothing to retry: no attempt of this selection in {out_dir} ends in an error")
+    else:
         info(f"retrying {len(plan)} attempt{'s' if len(plan) != 1 else ''} whose latest "
              f"result is an error")
-    results = []
+    return plan
+
+
+def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
+              provider: str | None, overrides: Overrides, settings_file: Config,
+              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None
+              ) -> list[dict[str, Any]]:
+    """Each attempt of the plan run and its verdict line printed; the results, in order."""
+    from benchrig import sandbox
+    from benchrig.runner import UnrecordedAttempt, run_attempt, settings_for
+
+    results: list[dict[str, Any]] = []
     with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
         for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
@@ -128,8 +164,8 @@ def run(
             try:
                 attempt = run_attempt(task, name, engine, provider, settings, out_dir,
                                       agent=driver, progress=bar.attempt(label),
-                                      pass_env=tuple(pass_env or ()),
-                                      run_index=run_index, sandboxes=sandboxes)
+                                      pass_env=pass_env, run_index=run_index,
+                                      sandboxes=sandboxes)
             except UnrecordedAttempt as exc:  # counted as an error; the run goes on
                 bar.advance()
                 error(printable(str(exc)))
@@ -139,10 +175,7 @@ def run(
             r = attempt.result
             typer.echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
             results.append(r)
-    typer.echo("")
-    typer.echo(render(results, "table"), nl=False)
-    if any(r["result"] in ("fail", "error") for r in results):
-        raise typer.Exit(1)
+    return results
 
 
 def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: str) -> str:

@@ -12,16 +12,16 @@ from typing import Any
 
 from benchrig import __version__
 from benchrig.checks import load_checks
-from benchrig.checks.judge import judge
+from benchrig.checks.judge import judge, unjudged
 from benchrig.config import Config
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
-from benchrig.core.errors import ERROR_KINDS, BenchRigError, DriverError
+from benchrig.core.errors import BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import DriverOutput
-from benchrig.core.verdict import Verdict, failed_details
+from benchrig.core.verdict import Verdict
 from benchrig.drivers.base import Driver, DriverRequest, Progress
 from benchrig.environment import environment
 from benchrig.jsonsafe import json_safe
@@ -133,26 +133,40 @@ def recorded_settings(settings: Settings, output: DriverOutput | None) -> dict[s
             **{f"{name}_requested": asked[name] for name in SENT}}
 
 
+def _metrics(output: DriverOutput | None, check_s: float | None) -> dict[str, Any]:
+    transcript = output.transcript if output else None
+    metrics = (with_thinking_tokens(output.metrics, transcript.thinking, transcript.answer)
+               if output and transcript else Metrics()).to_json()
+    metrics["check_s"] = check_s
+    return metrics
+
+
+def _checks(task: TaskSpec, verdict: Verdict | None, error: DriverError | None
+            ) -> dict[str, Any]:
+    # an attempt that ended in an error was not judged: its check says what that leaves
+    details = unjudged(task, error) if error is not None else verdict.details if verdict else ()
+    return {
+        "passed": sum(d.passed for d in details),
+        "total": len(details),
+        "details": [
+            {"name": d.name, "passed": d.passed, "message": d.message[:2000],
+             "duration_s": round(d.duration_s, 6)}
+            for d in details
+        ],
+    }
+
+
 def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: str | None,
             settings: Settings, started: str, ended: str, output: DriverOutput | None,
             error: DriverError | None, verdict: Verdict | None, check_s: float | None,
             ) -> dict[str, Any]:
     transcript = output.transcript if output else None
-    metrics = (with_thinking_tokens(output.metrics, transcript.thinking, transcript.answer)
-               if output and transcript else Metrics()).to_json()
-    metrics["check_s"] = check_s
     if error is not None:
         outcome, notes = "error", f"{error.kind}: {error.message}"
     else:
         assert verdict is not None
         outcome, notes = verdict.result, verdict.notes
-    details = verdict.details if verdict else ()
-    if error is not None and task.check_type == "tests" and ERROR_KINDS[error.kind]:
-        # the model's own error (a timeout) fails every assertion, so it never lifts the
-        # assertion rate; an infrastructure error is outside the rate, its checks empty
-        details = failed_details(task.test_names,
-                                 f"not checked: the attempt ended in {error.kind} error")
-    result: dict[str, Any] = {
+    return {
         "schema_version": SCHEMA_VERSION,
         "task": task.id,
         "model": model,
@@ -160,7 +174,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "started_at": started,
         "ended_at": ended,
         "run_id": secrets.token_hex(6),
-        "metrics": metrics,
+        "metrics": _metrics(output, check_s),
         "result": outcome,
         "pass_at_1": outcome == "pass",
         "notes": notes,
@@ -168,15 +182,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "driver": driver.name,
         "provider": provider,
         "settings": recorded_settings(settings, output),
-        "checks": {
-            "passed": sum(d.passed for d in details),
-            "total": len(details),
-            "details": [
-                {"name": d.name, "passed": d.passed, "message": d.message[:2000],
-                 "duration_s": round(d.duration_s, 6)}
-                for d in details
-            ],
-        },
+        "checks": _checks(task, verdict, error),
         "truncated": bool(verdict and verdict.truncated),
         "truncated_thinking": bool(verdict and verdict.truncated_thinking),
         "finish_reason": transcript.finish_reason if transcript else None,
@@ -191,7 +197,6 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "sandbox_error": verdict.sandbox_error if verdict else None,
         "evidence": verdict.evidence if verdict else {},
     }
-    return result
 
 
 def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput | None) -> None:
@@ -215,6 +220,40 @@ def _as_run(settings: Settings, output: DriverOutput) -> Settings:
     return settings
 
 
+def _driven(driver: Driver, request: DriverRequest
+            ) -> tuple[DriverOutput | None, DriverError | None]:
+    """The driver's output, or the error it ended in (with the phase it was spending in)."""
+    deadline = request.deadline
+    try:
+        return driver.run(request), None
+    except DriverError as exc:
+        if exc.phase is None:  # the phase the driver was spending in when it failed
+            exc.phase = deadline.phase
+        return None, exc
+    except Exception as exc:  # a driver bug on strange input: BenchRig is broken, lose nothing
+        return None, DriverError("harness", f"the {driver.name} driver failed: "
+                                 f"{type_name(exc)}: {printable(str(exc))}",
+                                 phase=deadline.phase)
+
+
+def _judged(task: TaskSpec, output: DriverOutput, settings: Settings, deadline: Deadline,
+            sandboxes: SandboxPool | None, progress: Progress | None
+            ) -> tuple[Verdict | None, DriverError | None, float]:
+    """The check's verdict on `output`, or the harness error checking failed with; and how
+    long checking took."""
+    if progress:
+        progress.phase("checking")
+    began = time.perf_counter()
+    verdict, error = None, None
+    try:
+        deadline.spend("checking")
+        verdict = judge(task, output.transcript, _as_run(settings, output),
+                        CheckContext(deadline, sandboxes))
+    except Exception as exc:  # BenchRig is broken: record it, lose nothing
+        error = DriverError("harness", f"checking failed: {type_name(exc)}: {exc}")
+    return verdict, error, round(time.perf_counter() - began, 6)
+
+
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
                 progress: Progress | None = None, pass_env: tuple[str, ...] = (),
@@ -231,41 +270,22 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
                             hidden_paths=(results_dir, *task.folders), pass_env=pass_env,
                             deadline=deadline)
     started = utc_now()
-    output: DriverOutput | None = None
-    error: DriverError | None = None
-    try:
-        output = driver.run(request)
-    except DriverError as exc:
-        error = exc
-        if error.phase is None:  # the phase the driver was spending in when it failed
-            error.phase = deadline.phase
-    except Exception as exc:  # a driver bug on strange input: BenchRig is broken, lose nothing
-        error = DriverError("harness", f"the {driver.name} driver failed: {type_name(exc)}: "
-                            f"{printable(str(exc))}", phase=deadline.phase)
+    output, error = _driven(driver, request)
     ended = utc_now()
     verdict, check_s = None, None
     if output is not None:
-        if progress:
-            progress.phase("checking")
-        began = time.perf_counter()
-        try:
-            deadline.spend("checking")
-            verdict = judge(task, output.transcript, _as_run(settings, output),
-                            CheckContext(deadline, sandboxes))
-        except Exception as exc:  # BenchRig is broken: record it, lose nothing
-            error = DriverError("harness", f"checking failed: {type_name(exc)}: {exc}")
-        check_s = round(time.perf_counter() - began, 6)
+        verdict, error, check_s = _judged(task, output, settings, deadline, sandboxes,
+                                          progress)
     if output is None and error is not None:
         output = error.partial  # what was measured before it failed: recorded, never checked
+    head = (task, model, agent or driver.name, driver, provider, settings, started, ended)
     try:
-        return _record(request, _result(task, model, agent or driver.name, driver, provider,
-                                        settings, started, ended, output, error, verdict,
-                                        check_s), output, results_dir, run_index)
+        return _record(request, _result(*head, output, error, verdict, check_s), output,
+                       results_dir, run_index)
     except Exception as exc:  # BenchRig could not record it: that failure is the result
         failed = DriverError("harness", f"writing the result failed: {type_name(exc)}: "
                              f"{printable(str(exc))}")
-    fallback = _result(task, model, agent or driver.name, driver, provider, settings, started,
-                       ended, None, failed, None, None)
+    fallback = _result(*head, None, failed, None, None)
     try:
         return _record(request, fallback, None, results_dir, run_index)
     except Exception as exc:

@@ -9,7 +9,7 @@ from benchrig.core.check import CheckContext, check
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
-from benchrig.core.verdict import Verdict, failed_details
+from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 from benchrig.sandbox import child_source
 
 EVIDENCE_CHARS = 4000
@@ -20,7 +20,13 @@ def preload_sandbox() -> None:
     child_source()
 
 
-@check("tests", preload=preload_sandbox)
+def every_test_failed(task: TaskSpec, reason: str) -> tuple[CheckDetail, ...]:
+    """The model's own error (a timeout) fails every assertion, so it never lifts the
+    assertion rate (an infrastructure error leaves the checks empty, outside the rate)."""
+    return failed_details(task.test_names, reason)
+
+
+@check("tests", preload=preload_sandbox, unjudged=every_test_failed)
 def check_code(task: TaskSpec, transcript: Transcript, settings: Settings,
                context: CheckContext) -> Verdict:
     """Coding: the file the agent wrote, else the code in the answer, against hidden tests."""

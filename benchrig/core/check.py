@@ -12,7 +12,7 @@ from benchrig.core.deadline import Deadline
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
-from benchrig.core.verdict import Verdict
+from benchrig.core.verdict import CheckDetail, Verdict
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,9 @@ NO_CONTEXT = CheckContext()
 Judge = Callable[[TaskSpec, Transcript, Settings, CheckContext], Verdict]
 # A task's whole frontmatter (schema-valid) → `field: what is wrong` for its check.
 Validator = Callable[[Mapping[str, Any]], list[str]]
+# (task, why it was not judged) → the checks recorded when the attempt ended, before
+# judging, in an error that counts against the model (a timeout).
+Unjudged = Callable[[TaskSpec, str], tuple[CheckDetail, ...]]
 
 
 def no_problems(meta: Mapping[str, Any]) -> list[str]:
@@ -41,16 +44,23 @@ def nothing_to_preload() -> None:
     """The preload of a check that reads nothing from disk while it judges."""
 
 
+def nothing_checked(task: TaskSpec, reason: str) -> tuple[CheckDetail, ...]:
+    """The checks of an unjudged task by default: none (it stays outside any check rate)."""
+    return ()
+
+
 @dataclass(frozen=True)
 class Check:
     """A check type: `judge` turns a transcript into a verdict; `validate` refuses, at load,
     a task whose check cannot work; `preload` reads now whatever judging would read from disk
-    (run before any driver, so an agent cannot change it)."""
+    (run before any driver, so an agent cannot change it); `unjudged` gives the checks of a
+    task whose attempt ended in the model's own error before it could be judged."""
 
     name: str
     judge: Judge
     validate: Validator = no_problems
     preload: Callable[[], None] = nothing_to_preload
+    unjudged: Unjudged = nothing_checked
 
     def __call__(self, task: TaskSpec, transcript: Transcript, settings: Settings,
                  context: CheckContext = NO_CONTEXT) -> Verdict:
@@ -58,10 +68,11 @@ class Check:
 
 
 def check(name: str, *, validate: Validator = no_problems,
-          preload: Callable[[], None] = nothing_to_preload) -> Callable[[Judge], Check]:
+          preload: Callable[[], None] = nothing_to_preload,
+          unjudged: Unjudged = nothing_checked) -> Callable[[Judge], Check]:
     """Make a judging function the check type `name`, with its frontmatter validator."""
 
     def make(judge: Judge) -> Check:
-        return Check(name, judge, validate, preload)
+        return Check(name, judge, validate, preload, unjudged)
 
     return make

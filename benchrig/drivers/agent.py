@@ -9,14 +9,21 @@ import os
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import DriverError, ErrorKind
 from benchrig.core.metrics import TokenSource
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
-from benchrig.drivers.agent_process import Line, Workspace, cli_version, stream_process
-from benchrig.drivers.base import DriverRequest
+from benchrig.drivers.agent_process import (
+    Finished,
+    Line,
+    Workspace,
+    cli_version,
+    stream_process,
+)
+from benchrig.drivers.base import DriverRequest, Progress
 from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite
 from benchrig.metrics import measured
@@ -124,90 +131,122 @@ def _exit_reason(code: int, bwrap: bool = False) -> str:
     return f"exited with code {code}"
 
 
-def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
-          parser: StreamParser, runtime: Mapping[str, Any], effective: Mapping[str, Any],
-          load_time_s: float | None = None, use_pty: bool = False) -> DriverOutput:
-    """Run the agent once in a fresh workspace with a private home and an allow-listed
-    environment (drivers.agent_env), confined where the machine allows it (drivers.confine:
-    BenchRig's checkout, the task and the results hidden, the host read-only) — its
-    `--version` too; its output, or DriverError with what was measured (timeout, crash, or an
-    error the agent reported even with exit code 0)."""
-    events: list[Mapping[str, Any]] = []
-    counts = {"stdout": 0, "stderr": 0, "dropped": 0, "unparsed": 0}
-    first_line: list[float] = []
+@dataclass
+class EventLog:
+    """What an agent's output lines leave behind: the sidecar's records (at most
+    MAX_EVENT_RECORDS, the rest counted), the line counts and when stdout first spoke; each
+    stdout line that is JSON goes to the parser."""
 
-    def keep(record: Mapping[str, Any]) -> None:
-        if len(events) < MAX_EVENT_RECORDS:
-            events.append(record)
+    parser: StreamParser
+    progress: Progress
+    records: list[Mapping[str, Any]] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=lambda: {"stdout": 0, "stderr": 0})
+    dropped: int = 0
+    unparsed: int = 0  # known events in an unexpected shape
+    first_output_s: float | None = None
+
+    def full(self) -> bool:
+        return len(self.records) >= MAX_EVENT_RECORDS
+
+    def keep(self, record: Mapping[str, Any]) -> None:
+        if self.full():
+            self.dropped += 1
         else:
-            counts["dropped"] += 1
+            self.records.append(record)
 
-    def on_line(line: Line) -> None:
-        counts[line.stream] += 1
+    def on_line(self, line: Line) -> None:
+        self.lines[line.stream] += 1
         stamp = round(line.t, 6)
         if line.stream == "stderr":
-            keep({"kind": "stderr", "t_s": stamp, "text": stored(line.text)})
+            self.keep({"kind": "stderr", "t_s": stamp, "text": stored(line.text)})
             return
-        if not first_line:
-            first_line.append(line.t)
+        if self.first_output_s is None:
+            self.first_output_s = line.t
         try:
             data = json.loads(line.text)
         except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             if line.text.strip():
-                keep({"kind": "stdout", "t_s": stamp, "text": stored(line.text)})
+                self.keep({"kind": "stdout", "t_s": stamp, "text": stored(line.text)})
             return
-        try:
-            parser.event(line.t, data)
-        except PARSE_ERRORS:  # a known event in an unexpected shape: keep it, count it
-            counts["unparsed"] += 1
-        request.progress.tokens(parser.run.deltas)
-        if len(events) >= MAX_EVENT_RECORDS:  # the sidecar is full: no record to build
-            counts["dropped"] += 1
+        self._parse(line.t, data)
+        if self.full():  # the sidecar is full: no record to build
+            self.dropped += 1
             return
-        try:
-            record = parser.record(data)
-        except PARSE_ERRORS:
-            record = data
-        keep({"kind": "event", "t_s": stamp, "event": record})
+        self.keep({"kind": "event", "t_s": stamp, "event": self._record(data)})
 
-    with Workspace() as workspace, private_home(needs) as (home, copied):
-        hidden = request.hidden_paths
-        confined = confine(argv, workspace=workspace.path, home=home, private=hidden)
-        asked = confine([argv[0], "--version"], workspace=workspace.path, home=home,
-                        private=hidden)
-        passed = passed_names(request.pass_env, os.environ)
-        env = build(os.environ, needs, passed, home,
-                    [*confined.record["writable"], *SCRATCH, str(workspace.path), str(home)])
-        runtime = {**runtime, "version": cli_version(argv[0], asked.argv, cwd=workspace.path,
-                                                     env=env)}
-        effective = {**UNCONTROLLED, **effective, "agent_confinement": {
-            **confined.record, "home_files": copied}, "agent_env": sorted(env),
-            "agent_pass_env": list(passed)}
-        request.progress.phase(f"running {agent}")
+    def _parse(self, t: float, data: Any) -> None:
         try:
-            # what is left of the attempt's deadline (setting up and --version spent from it)
-            finished = stream_process(confined.argv, cwd=workspace.path, env=env,
-                                      timeout_s=request.deadline.spend("agent"),
-                                      on_line=on_line, use_pty=use_pty)
-        except OSError as exc:
-            raise DriverError("infra", f"could not start {agent}: {exc}") from None
-        code, how = workspace.read(request.task.solution_file)
-    if counts["dropped"]:
-        events.append({"kind": "note", "text": f"{counts['dropped']} more lines not kept"})
-    try:
-        run, unreadable = parser.finish(), None
-    except Exception as exc:  # an event shape no parser foresaw: the stream's fault, not ours
-        run, unreadable = parser.run, f"{type_name(exc)}: {stored(str(exc), PRINT_CAP)}"
+            self.parser.event(t, data)
+        except PARSE_ERRORS:  # a known event in an unexpected shape: keep it, count it
+            self.unparsed += 1
+        self.progress.tokens(self.parser.run.deltas)
+
+    def _record(self, data: Any) -> Any:
+        try:
+            return self.parser.record(data)
+        except PARSE_ERRORS:
+            return data
+
+    def events(self) -> tuple[Mapping[str, Any], ...]:
+        """The sidecar's records, with a note of how many lines were not kept."""
+        note = ({"kind": "note", "text": f"{self.dropped} more lines not kept"},
+                ) if self.dropped else ()
+        return (*self.records, *note)
+
+    def finish(self) -> tuple[AgentRun, str | None]:
+        """The parser's figures, and why its stream could not be read to the end, if so."""
+        try:
+            return self.parser.finish(), None
+        except Exception as exc:  # an event shape no parser foresaw: the stream's fault
+            return self.parser.run, f"{type_name(exc)}: {stored(str(exc), PRINT_CAP)}"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the agent is started (its confined command and environment) and what the result
+    records of it."""
+
+    argv: list[str]
+    env: dict[str, str]
+    bwrap: bool
+    runtime: dict[str, Any]
+    effective: dict[str, Any]
+
+
+def _launch(request: DriverRequest, argv: list[str], needs: Needs, workspace: Path,
+            home: Path, copied: list[str], runtime: Mapping[str, Any],
+            effective: Mapping[str, Any]) -> Launch:
+    """The agent's command and its `--version`, both confined alike; its environment."""
+    hidden = request.hidden_paths
+    confined = confine(argv, workspace=workspace, home=home, private=hidden)
+    asked = confine([argv[0], "--version"], workspace=workspace, home=home, private=hidden)
+    passed = passed_names(request.pass_env, os.environ)
+    env = build(os.environ, needs, passed, home,
+                [*confined.record["writable"], *SCRATCH, str(workspace), str(home)])
+    version = cli_version(argv[0], asked.argv, cwd=workspace, env=env)
+    return Launch(
+        confined.argv, env, confined.record["method"] == BUBBLEWRAP,
+        runtime={**runtime, "version": version},
+        effective={**UNCONTROLLED, **effective, "agent_confinement": {
+            **confined.record, "home_files": copied}, "agent_env": sorted(env),
+            "agent_pass_env": list(passed)})
+
+
+def _output(request: DriverRequest, agent: str, launch: Launch, log: EventLog, run: AgentRun,
+            finished: Finished, solution: tuple[str | None, str],
+            load_time_s: float | None) -> DriverOutput:
+    """What the attempt measured, kept whether or not it ends in an error."""
+    code, how = solution
     engine = {
         "source": f"{agent} event stream",
         **run.engine,
         "turns": run.turns,
         "tool_calls": len(run.tool_calls),
         "exit_code": finished.exit_code,
-        "first_output_s": first_line[0] if first_line else None,
-        "stdout_lines": counts["stdout"],
-        "stderr_lines": counts["stderr"],
-        "unparsed_events": counts["unparsed"],
+        "first_output_s": log.first_output_s,
+        "stdout_lines": log.lines["stdout"],
+        "stderr_lines": log.lines["stderr"],
+        "unparsed_events": log.unparsed,
         "solution_file": f"{request.task.solution_file}: {how}",
     }
     metrics = measured(
@@ -221,10 +260,18 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
                             tool_calls=tuple(run.tool_calls),
                             files={request.task.solution_file: code} if code is not None else {},
                             turns=run.turns)
-    output = DriverOutput(transcript, metrics, runtime, effective, events=tuple(events))
+    return DriverOutput(transcript, metrics, launch.runtime, launch.effective,
+                        events=log.events())
+
+
+def _outcome(output: DriverOutput, *, agent: str, finished: Finished, run: AgentRun,
+            unreadable: str | None, closing_event: str, bwrap: bool,
+            timeout_s: float) -> DriverOutput:
+    """How the agent's run ended, as its output or as DriverError with that output: killed at
+    the deadline, an unreadable stream, an error it reported, a bad exit, or no closing event."""
     if finished.timed_out:
         raise DriverError("timeout", f"{agent} did not finish within the attempt's timeout_s="
-                          f"{request.settings.timeout_s:g}; its process group was killed",
+                          f"{timeout_s:g}; its process group was killed",
                           partial=output, phase="agent")
     # Once the model has run tools, a crash, an exit code, a reported error or an unreadable
     # stream may be its own doing (a tool can kill the agent or write forged events to its
@@ -241,13 +288,40 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
     assert finished.exit_code is not None
     if finished.exit_code != 0:
         tail = finished.stderr_tail[-600:].replace("\n", " | ")
-        bwrap = confined.record["method"] == BUBBLEWRAP
         raise DriverError(kind, f"{agent} {_exit_reason(finished.exit_code, bwrap)}"
                           + (f": {tail}" if tail else "") + after, partial=output)
     if not run.completed:
-        raise DriverError(kind, f"{agent} exited without {parser.closing_event}{after}",
+        raise DriverError(kind, f"{agent} exited without {closing_event}{after}",
                           partial=output)
     return output
+
+
+def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
+          parser: StreamParser, runtime: Mapping[str, Any], effective: Mapping[str, Any],
+          load_time_s: float | None = None, use_pty: bool = False) -> DriverOutput:
+    """Run the agent once in a fresh workspace with a private home and an allow-listed
+    environment (drivers.agent_env), confined where the machine allows it (drivers.confine:
+    BenchRig's checkout, the task and the results hidden, the host read-only) — its
+    `--version` too; its output, or DriverError with what was measured (timeout, crash, or an
+    error the agent reported even with exit code 0)."""
+    log = EventLog(parser, request.progress)
+    with Workspace() as workspace, private_home(needs) as (home, copied):
+        launch = _launch(request, argv, needs, workspace.path, home, copied, runtime,
+                         effective)
+        request.progress.phase(f"running {agent}")
+        try:
+            # what is left of the attempt's deadline (setting up and --version spent from it)
+            finished = stream_process(launch.argv, cwd=workspace.path, env=launch.env,
+                                      timeout_s=request.deadline.spend("agent"),
+                                      on_line=log.on_line, use_pty=use_pty)
+        except OSError as exc:
+            raise DriverError("infra", f"could not start {agent}: {exc}") from None
+        solution = workspace.read(request.task.solution_file)
+    run, unreadable = log.finish()
+    output = _output(request, agent, launch, log, run, finished, solution, load_time_s)
+    return _outcome(output, agent=agent, finished=finished, run=run, unreadable=unreadable,
+                    closing_event=parser.closing_event, bwrap=launch.bwrap,
+                    timeout_s=request.settings.timeout_s)
 
 
 def prompt_text(request: DriverRequest) -> str:

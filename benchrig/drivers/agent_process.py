@@ -130,14 +130,10 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
     _kill_group(proc.pid, signal.SIGKILL)
 
 
-def stream_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-                   on_line: Callable[[Line], None], use_pty: bool = False) -> Finished:
-    """Run `argv` in its own session and hand each output line to `on_line` as it arrives.
-
-    `use_pty` gives the agent a pseudo-terminal for stdout, for CLIs that block-buffer a pipe.
-    Past `timeout_s` the whole process group is killed. Whatever the agent leaves running in
-    its group is killed when it exits.
-    """
+def _spawn(argv: list[str], *, cwd: Path, env: Mapping[str, str], use_pty: bool
+           ) -> tuple[subprocess.Popen[bytes], float, int, int]:
+    """The agent started in its own session: (process, when, its stdout's fd, the pty master
+    or -1)."""
     master = slave = -1
     if use_pty:
         master, slave = os.openpty()
@@ -148,83 +144,114 @@ def stream_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeou
                             stderr=subprocess.PIPE, start_new_session=True)
     if use_pty:
         os.close(slave)
-    assert proc.stderr is not None
-    if use_pty:
-        out_fd = master
-    else:
-        assert proc.stdout is not None
-        out_fd = proc.stdout.fileno()
-    sources = {out_fd: "stdout", proc.stderr.fileno(): "stderr"}
-    splitters = {fd: _Splitter() for fd in sources}
-    stderr_tail = ""
-    selector = selectors.DefaultSelector()
-    for fd in sources:
-        os.set_blocking(fd, False)
-        selector.register(fd, selectors.EVENT_READ)
-    deadline = began + timeout_s
-    exited_at: float | None = None
-    last_line_at: float | None = None
-    timed_out = False
+        return proc, began, master, master
+    assert proc.stdout is not None
+    return proc, began, proc.stdout.fileno(), master
 
-    def emit(fd: int, texts: list[str]) -> None:
-        nonlocal stderr_tail, last_line_at
-        read_at = time.perf_counter()
-        now = read_at - began
-        if texts:
-            last_line_at = read_at
-        for text in texts:
-            if sources[fd] == "stderr":
-                stderr_tail = (stderr_tail + text + "\n")[-STDERR_TAIL_CHARS:]
-            on_line(Line(now, sources[fd], text))
 
-    try:
+class _Streams:
+    """One running agent's stdout and stderr, read without blocking until it has exited (or
+    the deadline): lines split, stamped and handed on as they arrive; when it exited, when its
+    last line came, and the tail of its stderr kept."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], out_fd: int, began: float,
+                 timeout_s: float, on_line: Callable[[Line], None]) -> None:
+        assert proc.stderr is not None
+        self.proc, self.began, self.on_line = proc, began, on_line
+        self.deadline = began + timeout_s
+        self.sources = {out_fd: "stdout", proc.stderr.fileno(): "stderr"}
+        self.splitters = {fd: _Splitter() for fd in self.sources}
+        self.selector = selectors.DefaultSelector()
+        for fd in self.sources:
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ)
+        self.stderr_tail = ""
+        self.exited_at: float | None = None
+        self.last_line_at: float | None = None
+        self.timed_out = False
+
+    def follow(self) -> None:
+        """Read until the agent has exited and both streams closed, PIPE_GRACE_S after its
+        exit, or the deadline (then `timed_out`)."""
         while True:
             now = time.perf_counter()
-            if exited_at is None and _exited(proc.pid):
-                exited_at = now
-            if exited_at is None and now >= deadline:
-                timed_out = True
-                break
-            if not selector.get_map():  # both streams closed: wait for the exit itself
-                if exited_at is not None:
-                    break
+            if self.exited_at is None and _exited(self.proc.pid):
+                self.exited_at = now
+            if self.exited_at is None and now >= self.deadline:
+                self.timed_out = True
+                return
+            if not self.selector.get_map():  # both streams closed: wait for the exit itself
+                if self.exited_at is not None:
+                    return
                 time.sleep(0.005)
                 continue
-            if exited_at is not None and now - exited_at > PIPE_GRACE_S:
-                break  # the agent is gone; something it left behind still holds the pipe
-            wait = min(0.25, deadline - now) if exited_at is None else 0.05
-            for key, _ in selector.select(max(wait, 0.0)):
-                fd = int(key.fd)
-                try:
-                    data = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                except OSError as exc:  # a pty master reads EIO once the slave side is closed
-                    if exc.errno != errno.EIO:
-                        raise
-                    data = b""
-                if not data:
-                    selector.unregister(fd)
-                    emit(fd, splitters[fd].rest())
-                else:
-                    emit(fd, splitters[fd].feed(data))
+            if self.exited_at is not None and now - self.exited_at > PIPE_GRACE_S:
+                return  # the agent is gone; something it left behind still holds the pipe
+            wait = min(0.25, self.deadline - now) if self.exited_at is None else 0.05
+            self._read(max(wait, 0.0))
+
+    def _read(self, wait: float) -> None:
+        for key, _ in self.selector.select(wait):
+            fd = int(key.fd)
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            except OSError as exc:  # a pty master reads EIO once the slave side is closed
+                if exc.errno != errno.EIO:
+                    raise
+                data = b""
+            if not data:
+                self.selector.unregister(fd)
+                self._emit(fd, self.splitters[fd].rest())
+            else:
+                self._emit(fd, self.splitters[fd].feed(data))
+
+    def _emit(self, fd: int, texts: list[str]) -> None:
+        read_at = time.perf_counter()
+        now = read_at - self.began
+        if texts:
+            self.last_line_at = read_at
+        for text in texts:
+            if self.sources[fd] == "stderr":
+                self.stderr_tail = (self.stderr_tail + text + "\n")[-STDERR_TAIL_CHARS:]
+            self.on_line(Line(now, self.sources[fd], text))
+
+    def finished(self, ended: float) -> Finished:
+        # Lines still in the pipe when the exit was seen are read (and stamped) after it: the
+        # wall ends at whichever came last, so no line is ever later than the wall.
+        exited_at = self.exited_at
+        end = ended if exited_at is None else max(exited_at, self.last_line_at or exited_at)
+        return Finished(None if self.timed_out else self.proc.returncode, self.timed_out,
+                        end - self.began, self.stderr_tail.strip())
+
+
+def stream_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+                   on_line: Callable[[Line], None], use_pty: bool = False) -> Finished:
+    """Run `argv` in its own session and hand each output line to `on_line` as it arrives.
+
+    `use_pty` gives the agent a pseudo-terminal for stdout, for CLIs that block-buffer a pipe.
+    Past `timeout_s` the whole process group is killed. Whatever the agent leaves running in
+    its group is killed when it exits.
+    """
+    proc, began, out_fd, master = _spawn(argv, cwd=cwd, env=env, use_pty=use_pty)
+    streams = _Streams(proc, out_fd, began, timeout_s, on_line)
+    try:
+        streams.follow()
     finally:
-        if exited_at is None:
+        if streams.exited_at is None:
             _terminate(proc)
         ended = time.perf_counter()
         _kill_group(proc.pid, signal.SIGKILL)  # leftovers in the agent's group
         proc.wait()
-        selector.close()
+        streams.selector.close()
+        assert proc.stderr is not None
         proc.stderr.close()
         if proc.stdout is not None:
             proc.stdout.close()
         if use_pty:
             os.close(master)
-    # Lines still in the pipe when the exit was seen are read (and stamped) after it: the
-    # wall ends at whichever came last, so no line is ever later than the wall.
-    end = ended if exited_at is None else max(exited_at, last_line_at or exited_at)
-    wall = end - began
-    return Finished(None if timed_out else proc.returncode, timed_out, wall, stderr_tail.strip())
+    return streams.finished(ended)
 
 
 class Workspace:

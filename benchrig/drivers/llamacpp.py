@@ -10,8 +10,10 @@ from typing import Any
 
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.metrics import Metrics
+from benchrig.core.settings import Settings
 from benchrig.core.transcript import DriverOutput, Transcript
-from benchrig.drivers.base import DriverRequest
+from benchrig.drivers.base import DriverRequest, Progress
 from benchrig.local.model import INSTALL_HINT, default_threads, perf_counters, resolve_model
 from benchrig.metrics import StreamCollector
 
@@ -102,24 +104,111 @@ def render_prompt(llm: Any, messages: list[dict[str, str]]) -> tuple[list[int], 
     raise DriverError("harness", f"chat format {llm.chat_format!r} did not produce a prompt")
 
 
-def _ran_out(deadline: Deadline, after: str,
-             measured: tuple[StreamCollector, Any, int, float | None] | None = None,
+class _Generation:
+    """One attempt's decoding, token by token: text fed to the collector until the end of
+    generation, a stop string of the chat template, or the token budget (`finish` says which);
+    the count so far, and what a result needs when the deadline cuts it short."""
+
+    def __init__(self, llm: Any, prompt: list[int], stops: list[str], budget: int,
+                 load_s: float | None, progress: Progress) -> None:
+        import llama_cpp  # already loaded by _load
+
+        self.llm, self.prompt, self.stops, self.budget = llm, prompt, stops, budget
+        self.load_s, self.progress = load_s, progress
+        self.is_eog, self.vocab = llama_cpp.llama_vocab_is_eog, llm._model.vocab
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.collector = StreamCollector(time.perf_counter())
+        self.splitter = self.collector.splitter  # fed directly: one call per token, nothing more
+        self.text_tail, self.count = "", 0
+        self.finish: str | None = None
+
+    def take(self, token: int) -> bool:
+        """One generated token; whether generation ends with it."""
+        if self.is_eog(self.vocab, token):
+            self.finish = "stop"
+            return True
+        self.count += 1
+        piece = self.decoder.decode(self.llm.detokenize([token]))
+        now = time.perf_counter()
+        self.text_tail = (self.text_tail + piece)[-STOP_WINDOW:]
+        hit = next((stop for stop in self.stops if stop in self.text_tail), None)
+        if hit is not None:  # the template's stop string: keep what precedes it
+            cut = len(self.text_tail) - self.text_tail.index(hit)
+            self.splitter.feed(piece[: max(0, len(piece) - cut)], now)
+            self.finish = "stop"
+            return True
+        self.splitter.feed(piece, now)
+        self.progress.tokens(self.count)
+        if self.count >= self.budget:
+            self.finish = "length"
+            return True
+        return False
+
+    def metrics(self, ended: float, tokens: int) -> Metrics:
+        """The figures of `tokens` generated until `ended`, with llama.cpp's own counters."""
+        self.collector.finish(ended)
+        engine = perf_counters(self.llm)
+        return self.collector.metrics(
+            tokens, "counted", len(self.prompt), "counted",
+            engine["prompt_per_second"], engine, self.load_s, cost_usd=0.0,
+            cost_source="local model (in process): no charge")
+
+    def run(self, temperature: float, deadline: Deadline) -> None:
+        """Prefill and generate, spending from `deadline`; it can stop a long prefill."""
+        deadline.spend("prefill")  # the first token comes after the whole prompt is evaluated
+        abort = AbortAtDeadline(self.llm, deadline)
+        tokens = self.llm.generate(self.prompt, temp=temperature, **SAMPLING)
+        try:
+            with abort:
+                for token in tokens:
+                    if self.count == 0:
+                        deadline.spend("generation")
+                    if self.take(token):
+                        break
+                    if deadline.expired:
+                        raise _ran_out(deadline, f" after {self.count} tokens", self)
+        except (ValueError, RuntimeError) as exc:
+            if abort.fired:  # llama_decode stopped by the deadline (returns 2)
+                raise _ran_out(deadline, f" after {self.count} tokens", self) from None
+            raise DriverError("infra", f"llama.cpp failed: {exc}") from None
+        finally:
+            tokens.close()
+
+
+def _ran_out(deadline: Deadline, after: str, generation: _Generation | None = None,
              ) -> DriverError:
     """The attempt's deadline passed in `deadline.phase`; what was generated is kept."""
     partial = None
-    if measured is not None:
-        collector, llm, prompt_n, load_s = measured
-        collector.finish(time.perf_counter())
-        engine = perf_counters(llm)
+    if generation is not None:
+        splitter = generation.splitter
         partial = DriverOutput(
-            Transcript(answer=collector.splitter.answer, thinking=collector.splitter.thinking),
-            collector.metrics(collector.token_events, "counted", prompt_n, "counted",
-                              engine["prompt_per_second"], engine, load_s, cost_usd=0.0,
-                              cost_source="local model (in process): no charge"),
+            Transcript(answer=splitter.answer, thinking=splitter.thinking),
+            generation.metrics(time.perf_counter(), generation.collector.token_events),
             {"name": "llama-cpp-python"})
     return DriverError("timeout", f"{deadline.phase} ran out of the attempt's timeout_s="
                        f"{deadline.budget_s:g}{after} ({deadline.elapsed():.2f} s into the "
                        "attempt)", partial, phase=deadline.phase)
+
+
+def _budget(settings: Settings, prompt_n: int) -> int:
+    """The attempt's real token limit: max_tokens, or the context window's room if less."""
+    room = settings.context_size - prompt_n
+    if room <= 0:
+        raise DriverError("infra", f"the prompt ({prompt_n} tokens) does not fit the "
+                          f"context window ({settings.context_size})")
+    return min(settings.max_tokens, room)
+
+
+def _effective(settings: Settings, llm: Any, threads: int, budget: int,
+               prompt_n: int) -> dict[str, Any]:
+    # no think switch exists here: the chat template runs as it is
+    return {"temperature": settings.temperature, "seed": settings.seed,
+            "think": None, "context_size": settings.context_size,
+            "threads": threads, "max_tokens": budget,
+            "chat_format": llm.chat_format, "prompt_cache": False, **SAMPLING,
+            **({"max_tokens_capped_by": f"context {settings.context_size} - prompt "
+                                        f"{prompt_n}"}
+               if budget < settings.max_tokens else {})}
 
 
 class LlamaCppDriver:
@@ -131,92 +220,43 @@ class LlamaCppDriver:
             raise UsageError(f"the llamacpp driver needs llama-cpp-python: {INSTALL_HINT}")
         resolve_model(model)
 
-    def run(self, request: DriverRequest) -> DriverOutput:
-        settings, deadline = request.settings, request.deadline
-        path = resolve_model(request.model)
-        threads = settings.threads or default_threads()
+    @staticmethod
+    def _loaded(request: DriverRequest, path: Path, threads: int) -> tuple[Any, float | None]:
         request.progress.phase(f"loading {path.name}")
-        deadline.spend("load")
+        request.deadline.spend("load")
         try:
-            llm, load_s = _load(path, settings.context_size, threads)
+            llm, load_s = _load(path, request.settings.context_size, threads)
         except (ValueError, RuntimeError, OSError) as exc:
             raise DriverError("infra", f"llama.cpp could not load {path}: {exc}") from None
+        if request.deadline.expired:  # a load cannot be cut; nothing else starts after it
+            raise _ran_out(request.deadline, "")
+        return llm, load_s
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        settings = request.settings
+        path = resolve_model(request.model)
+        threads = settings.threads or default_threads()
+        llm, load_s = self._loaded(request, path, threads)
         import llama_cpp  # already loaded by _load
 
-        if deadline.expired:  # a load cannot be cut; nothing else starts after it
-            raise _ran_out(deadline, "")
         prompt, stops = render_prompt(llm, list(request.messages))
-        room = settings.context_size - len(prompt)
-        if room <= 0:
-            raise DriverError("infra", f"the prompt ({len(prompt)} tokens) does not fit the "
-                              f"context window ({settings.context_size})")
-        budget = min(settings.max_tokens, room)  # recorded: the real limit of this attempt
+        budget = _budget(settings, len(prompt))  # recorded: the real limit of this attempt
         llm.reset()  # no prompt cache across attempts: each one pays its own prefill
         llama_cpp.llama_perf_context_reset(llm.ctx)
         if settings.seed is not None:
             llm.set_seed(settings.seed)
-        vocab = llm._model.vocab
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        text_tail, count, finish = "", 0, None
         request.progress.phase("generating")
-        dispatched = time.perf_counter()
-        collector = StreamCollector(dispatched)
-        splitter = collector.splitter  # fed directly: one call per token, nothing more
-        deadline.spend("prefill")  # the first token comes after the whole prompt is evaluated
-        abort = AbortAtDeadline(llm, deadline)
-        tokens = llm.generate(prompt, temp=settings.temperature, **SAMPLING)
-        try:
-            with abort:
-                for token in tokens:
-                    if count == 0:
-                        deadline.spend("generation")
-                    if llama_cpp.llama_vocab_is_eog(vocab, token):
-                        finish = "stop"
-                        break
-                    count += 1
-                    piece = decoder.decode(llm.detokenize([token]))
-                    now = time.perf_counter()
-                    text_tail = (text_tail + piece)[-STOP_WINDOW:]
-                    hit = next((stop for stop in stops if stop in text_tail), None)
-                    if hit is not None:  # the template's stop string: keep what precedes it
-                        cut = len(text_tail) - text_tail.index(hit)
-                        splitter.feed(piece[: max(0, len(piece) - cut)], now)
-                        finish = "stop"
-                        break
-                    splitter.feed(piece, now)
-                    request.progress.tokens(count)
-                    if count >= budget:
-                        finish = "length"
-                        break
-                    if deadline.expired:
-                        raise _ran_out(deadline, f" after {count} tokens",
-                                       (collector, llm, len(prompt), load_s))
-        except (ValueError, RuntimeError) as exc:
-            if abort.fired:  # llama_decode stopped by the deadline (returns 2)
-                raise _ran_out(deadline, f" after {count} tokens",
-                               (collector, llm, len(prompt), load_s)) from None
-            raise DriverError("infra", f"llama.cpp failed: {exc}") from None
-        finally:
-            tokens.close()
+        generation = _Generation(llm, prompt, stops, budget, load_s, request.progress)
+        generation.run(settings.temperature, request.deadline)
         ended = time.perf_counter()
-        splitter.feed(decoder.decode(b"", final=True), ended)
-        collector.finish(ended)
-        engine = perf_counters(llm)
-        metrics = collector.metrics(count, "counted", len(prompt), "counted",
-                                    engine["prompt_per_second"], engine, load_s, cost_usd=0.0,
-                                    cost_source="local model (in process): no charge")
+        generation.splitter.feed(generation.decoder.decode(b"", final=True), ended)
+        metrics = generation.metrics(ended, generation.count)
         return DriverOutput(
-            transcript=Transcript(answer=splitter.answer, thinking=splitter.thinking,
-                                  finish_reason=finish),
+            transcript=Transcript(answer=generation.splitter.answer,
+                                  thinking=generation.splitter.thinking,
+                                  finish_reason=generation.finish),
             metrics=metrics,
             runtime={"name": "llama-cpp-python", "version": llama_cpp.__version__,
                      "model_path": str(path)},
-            # no think switch exists here: the chat template runs as it is
-            effective={"temperature": settings.temperature, "seed": settings.seed,
-                       "think": None, "context_size": settings.context_size,
-                       "threads": threads, "max_tokens": budget,
-                       "chat_format": llm.chat_format, "prompt_cache": False, **SAMPLING,
-                       **({"max_tokens_capped_by": f"context {settings.context_size} - prompt "
-                                                   f"{len(prompt)}"}
-                          if budget < settings.max_tokens else {})},
+            effective=_effective(settings, llm, threads, budget, len(prompt)),
         )
