@@ -54,12 +54,39 @@ def streamed(text: str, rng: random.Random) -> ThinkSplitter:
     return splitter
 
 
+# Written by hand: (text, thinking, answer, ended inside a trace).
+SPLITS = [
+    ("", "", "", False),
+    ("no tags at all", "", "no tags at all", False),
+    ("<think>plan</think>42", "plan", "42", False),
+    ("<THINK>plan</Think>\n42", "plan", "\n42", False),  # tags in any ASCII case
+    ("<think>still thinking", "still thinking", "", True),
+    ("plan</think>42", "plan", "42", False),  # a stray close: what came before was thinking
+    ("a<think>b</think>c<think>d", "bd", "ac", True),
+    ("x<think>y</think>z</think>w", "xyz", "w", False),
+    ("x<y</think", "", "x<y</think", False),  # half a tag is text
+    ("<think></think>", "", "", False),
+]
+
+
+def checked(answer: str, thinking: str = "") -> tuple[str, bool]:
+    found = final_text(answer, thinking)
+    return found.text, found.ended_in_thinking
+
+
 def test_whole_text_agrees_with_the_rules_the_checks_used() -> None:
+    """Both entry points (the split and the checks' `final_text`) against expectations that do
+    not come from them: the cases above, and the old regular expressions on random text."""
+    for text, thinking, answer, ended in SPLITS:
+        assert split_thinking(text) == (thinking, answer, ended), text
+        assert checked(text) == (answer, ended), text
     for text in random_texts(5000):
-        _, answer, ended = split_thinking(text)
-        assert (answer, ended) == reference(text), text
-        assert final_text(text).text == answer
-        assert final_text(text).ended_in_thinking == ended
+        assert split_thinking(text)[1:] == reference(text), text
+        assert checked(text) == reference(text), text
+    # a separate reasoning field with no answer after it also ended inside the trace
+    assert checked("", "trace") == ("", True)
+    assert checked(" \n", "trace") == (" \n", True)
+    assert checked("42", "trace") == ("42", False)
 
 
 def test_any_pieces_give_the_same_split_as_the_whole_text() -> None:
