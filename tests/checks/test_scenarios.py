@@ -4,8 +4,9 @@ and each check accepts the right answer as models write it and rejects near miss
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,8 @@ from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import Verdict
 from benchrig.spec import load_task, load_tasks, task_paths
-from tests.conftest import TASKS
+from tests.conftest import ROOT, TASKS
+from tests.helpers.regex_gaps import unbounded_gaps
 
 # ---------------------------------------------------------------- independent solutions
 
@@ -163,16 +165,23 @@ def test_the_task_file_agrees_with_the_independent_answer(task_id: str) -> None:
         assert fact in spec.body, fact
 
 
+def documented_answers() -> dict[str, str]:
+    """The `expected` column of the scenario table in docs/suites.md, by task id."""
+    lines = (ROOT / "docs" / "suites.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("| task | scenario | check | expected |") + 2  # past the rule line
+    rows = itertools.takewhile(lambda line: line.startswith("|"), lines[start:])
+    cells = [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows]
+    return {first.strip("`"): last for first, *_, last in cells}
+
+
 def test_the_computed_answers_are_the_documented_ones() -> None:
-    # suites.md lists them; this pins the independent code to the documentation as well.
-    documented = {"discount-tax": Fraction("114.6"), "set-probability": Fraction(1, 6),
-                  "two-trains": "11:20", "distinct-digit-fives": 952,
-                  "linear-recurrence": 1025, "chained-percentages": 88,
-                  "letter-count-berries": 8, "bat-and-ball": 5, "multiples-three-five": 47,
-                  "letters-in-strawberry": 3,
-                  "knights-knaves": "A is a knave, B and C are knights",
-                  "mislabeled-boxes": "Box 1: Oranges, Box 2: Apples and Oranges, Box 3: Apples"}
-    assert {k: v for k, (v, _) in SCENARIOS.items()} == documented
+    """The table users read (docs/suites.md) against the task files and the code above."""
+    documented = documented_answers()
+    assert documented.keys() == SCENARIOS.keys()
+    for task_id, text in documented.items():
+        assert task(task_id).frontmatter["expected"] == text, task_id
+        computed = SCENARIOS[task_id][0]
+        assert (text if isinstance(computed, str) else Fraction(text)) == computed, task_id
 
 
 # ---------------------------------------------------------------- checks on answers
@@ -346,10 +355,26 @@ def test_regex_rejects_wrong_or_misplaced_conclusions() -> None:
     assert not passes("mislabeled-boxes", "", thinking=right, finish="length")
 
 
+def check_patterns(check: Mapping[str, Any]) -> list[str]:
+    """Every regular expression of a check: regex patterns and subjects, final_answer's
+    accept list, a summary's facts."""
+    return [*check.get("patterns", []), *(check.get("subjects") or []),
+            *(check.get("accept") or []),
+            *(pattern for fact in check.get("facts", []) for pattern in fact["any"])]
+
+
 def test_bundled_regex_patterns_use_bounded_gaps() -> None:
-    for spec in load_tasks(task_paths([], base=TASKS)):
-        for pattern in spec.check.get("patterns", []):
-            assert ".*" not in pattern and ".+" not in pattern, (spec.id, pattern)
+    """Loading refuses only `.*`, `.+` and `.{n,}` in regex checks; a gap spelled otherwise
+    (`[^.]*`, `(?:\\w+ )*`) or in an `accept` or summary pattern loads, and would let a
+    check skip from a right word to a wrong one. Read from each pattern's parse tree."""
+    for gap in (r".*", r"box 1.+apples", r"[^.]*", r"(?:\w+ )*", r"\D+", r"a.{2,}?b"):
+        assert unbounded_gaps(gap) == 1, gap  # the detector sees every spelling
+    for bounded in (r"(?:\w+ ){0,4}", r"\w+", r"\s*", r"oranges?", r"(?!box\b)\w+ "):
+        assert unbounded_gaps(bounded) == 0, bounded
+    patterns = [(spec.id, pattern) for spec in load_tasks(task_paths([], base=TASKS))
+                for pattern in check_patterns(spec.check)]
+    assert len(patterns) >= 20  # regex, final_answer and summary tasks all looked at
+    assert [(task_id, p) for task_id, p in patterns if unbounded_gaps(p)] == []
 
 
 def test_answer_excerpt_and_evidence_show_what_was_scored() -> None:
