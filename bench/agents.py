@@ -31,10 +31,10 @@ from benchrig.drivers.claude import ClaudeParser  # noqa: E402
 from benchrig.drivers.confine import confine  # noqa: E402
 from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
-from tests.agents import stage_files  # noqa: E402
+from tests.helpers.staging import stage_files  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "agents" / "claude"
-SUCCESS = ROOT / "tests" / "agents" / "streams" / "claude-success.jsonl"
+FIXTURE = ROOT / "tests" / "fixtures" / "agents" / "claude"
+SUCCESS = ROOT / "tests" / "fixtures" / "agents" / "streams" / "claude-success.jsonl"
 
 
 def long_stream(path: Path, deltas: int) -> Path:

@@ -142,7 +142,8 @@ def ms(values: list[float]) -> str:
 
 
 def measure(tasks: list[TaskSpec], chosen: dict[str, Method], rounds: int) -> None:
-    solutions = {t.id: (ROOT / "tests" / "solutions" / f"{t.id}.py").read_text() for t in tasks}
+    folder = ROOT / "tests" / "fixtures" / "solutions"
+    solutions = {t.id: (folder / f"{t.id}.py").read_text() for t in tasks}
     times: dict[str, dict[str, list[float]]] = {m: {t.id: [] for t in tasks} for m in chosen}
     for name, method in chosen.items():  # warm-up: caches, first bubblewrap probe
         assert all(method(t, solutions[t.id]) for t in tasks), f"{name} failed a good solution"

@@ -30,7 +30,7 @@ from benchrig.spec import load_task  # noqa: E402
 
 def replay_overhead(attempts: int) -> list[float]:
     """Whole attempts with the replay driver: load task, extract, sandbox, validate, write."""
-    solution = (ROOT / "tests" / "solutions" / "lru-cache.py").read_text()
+    solution = (ROOT / "tests" / "fixtures" / "solutions" / "lru-cache.py").read_text()
     driver = get_driver("replay")
     timings = []
     with tempfile.TemporaryDirectory() as folder:

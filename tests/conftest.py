@@ -12,10 +12,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT / "tasks"
-SOLUTIONS = Path(__file__).resolve().parent / "solutions"
+SOLUTIONS = Path(__file__).resolve().parent / "fixtures" / "solutions"
 
 
-# What the fixture agents (tests/agents/) read from their environment: agents get only an
+# What the fixture agents (tests/fixtures/agents/) read from their environment: agents get only an
 # allow-list, so every test passes these on as a user would with --pass-env.
 FIXTURE_VARIABLES = ("FAKE_AGENT_SCENARIO", "FAKE_AGENT_LOG", "FAKE_AGENT_FILES",
                      "FAKE_AGENT_PROBE", "FAKE_AGENT_MARKER")

@@ -1,0 +1,157 @@
+"""Task files: every bundled task validates; malformed ones are refused, naming file and field."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchrig.core.errors import TaskError
+from benchrig.spec import load_task, load_tasks, task_paths
+from tests.conftest import TASKS, benchrig
+
+GOOD = """---
+id: {id}
+suite: coding
+language: python
+difficulty: easy
+tags: [demo]
+timeout_s: {timeout}
+entry_point: f
+---
+
+# Task: Demo
+
+Write `f()` returning 1.
+"""
+TEST = "from solution import f\n\n\ndef test_one():\n    assert f() == 1\n"
+
+
+def write_task(folder: Path, name: str, text: str, tests: str | None = TEST) -> Path:
+    path = folder / f"{name}.md"
+    path.write_text(text, encoding="utf-8")
+    if tests is not None:
+        (folder / f"{name}.test.py").write_text(tests, encoding="utf-8")
+    return path
+
+
+def test_every_bundled_task_validates() -> None:
+    tasks = load_tasks(task_paths([], base=TASKS))
+    assert {t.id for t in tasks} >= {"lru-cache", "flatten-dict", "merge-intervals",
+                                      "valid-brackets"}
+    for task in tasks:
+        assert task.path.name == f"{task.id}.md"
+        assert task.task_hash.startswith("sha256:")
+
+
+def test_prompt_body_never_contains_the_tests() -> None:
+    from benchrig.prompt import render
+
+    for task in load_tasks(task_paths([], base=TASKS)):
+        if task.test_source is None:
+            continue
+        text = "\n".join(m["content"] for m in render(task))
+        for name in task.test_names:
+            assert name not in text
+        assert "assert" not in text
+
+
+def test_good_task_loads(tmp_path: Path) -> None:
+    task = load_task(write_task(tmp_path, "demo", GOOD.format(id="demo", timeout=10)))
+    assert task.entry_points == ("f",)
+    assert task.test_names == ("test_one",)
+    assert task.title == "Demo"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "tests", "expected"),
+    [
+        ("no-id", GOOD.format(id="x", timeout=10).replace("id: x\n", ""), TEST,
+         "no-id.md: id: required field is missing"),
+        ("other", GOOD.format(id="not-other", timeout=10), TEST,
+         "other.md: id: 'not-other' does not match the file name 'other'"),
+        ("types", GOOD.format(id="types", timeout="ten"), TEST,
+         "types.md: timeout_s: 'ten' is not of type 'integer'"),
+        ("notests", GOOD.format(id="notests", timeout=10), None,
+         "notests.md: tests: notests.test.py is missing"),
+        ("yaml", GOOD.format(id="yaml", timeout=10).replace("tags: [demo]", "tags: [demo"), TEST,
+         "yaml.md: frontmatter: line"),
+        ("badtest", GOOD.format(id="badtest", timeout=10), "def test_x(:\n",
+         "badtest.test.py: line 1:"),
+        ("answered", GOOD.format(id="answered", timeout=10).replace(
+            "entry_point: f", "entry_point: f\ncheck: {type: final_answer, accept: ['1']}"),
+         TEST, "answered.md: check.type: coding tasks are checked by their tests"),
+        ("rtests", GOOD.format(id="rtests", timeout=10).replace("suite: coding", "suite: reasoning")
+         .replace("entry_point: f", "check: {type: tests}"), None,
+         "rtests.md: tests: rtests.test.py is missing"),
+        ("typo", GOOD.format(id="typo", timeout=10).replace("tags:", "tagz: []\ntags:"), TEST,
+         "typo.md: tagz: unknown field"),
+    ],
+)
+def test_malformed_task_names_file_and_field(tmp_path: Path, name: str, text: str,
+                                              tests: str | None, expected: str) -> None:
+    path = write_task(tmp_path, name, text, tests)
+    with pytest.raises(TaskError) as caught:
+        load_task(path)
+    assert any(expected in problem for problem in caught.value.problems), caught.value.problems
+
+
+@pytest.mark.slow
+def test_cli_refuses_bad_task_with_exit_2_and_writes_nothing(tmp_path: Path,
+                                                              results_dir: Path) -> None:
+    path = write_task(tmp_path, "broken", GOOD.format(id="broken", timeout="ten"))
+    answer = tmp_path / "answer.md"
+    answer.write_text("def f():\n    return 1\n")
+    for args in (["validate", str(path)],
+                 ["run", str(path), "-m", "x", "-d", "replay", "-p", str(answer)]):
+        ran = benchrig(*args, results_dir=results_dir)
+        assert ran.code == 2, ran
+        assert f"{path}: timeout_s: 'ten' is not of type 'integer'" in ran.stderr
+        assert "Traceback" not in ran.stderr
+    assert list(results_dir.iterdir()) == []
+
+
+def test_validate_accepts_the_bundled_tasks(results_dir: Path) -> None:
+    ran = benchrig("validate", results_dir=results_dir)
+    assert ran.code == 0, ran.stderr
+    count = len(list(TASKS.glob("*.md")))
+    assert f"{count} task(s) valid" in ran.stdout
+
+
+def test_copied_task_folder_validates(tmp_path: Path) -> None:
+    folder = tmp_path / "pack"
+    shutil.copytree(TASKS, folder)
+    assert len(load_tasks(task_paths([str(folder)]))) == len(list(TASKS.glob("*.md")))
+
+
+
+def test_a_task_check_is_validated_by_its_own_check_in_a_fresh_interpreter(
+        tmp_path: Path) -> None:
+    """Nothing registers on import: loading a task finds its check type by name and runs that
+    check's validator, even in a fresh interpreter where nothing loaded the checks first. A
+    pattern with an unbounded gap is refused by the regex validator, never accepted unseen;
+    an unknown type is refused naming the known ones."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    source = (TASKS / "mislabeled-boxes.md").read_text(encoding="utf-8")
+    gap = tmp_path / "mislabeled-boxes.md"
+    gap.write_text(source.replace(r"'\bbox (?:1|one)\b'", r"'\bbox .* one\b'", 1),
+                   encoding="utf-8")
+    unknown = tmp_path / "unknown" / "mislabeled-boxes.md"
+    unknown.parent.mkdir()
+    unknown.write_text(source.replace("type: regex", "type: vibes", 1), encoding="utf-8")
+    probe = ("import sys\nfrom pathlib import Path\nfrom benchrig.core.errors import TaskError\n"
+             "from benchrig.spec import load_task\n"
+             "for name in sys.argv[1:]:\n"
+             "    try:\n        load_task(Path(name))\n"
+             "    except TaskError as exc:\n        print('\\n'.join(exc.problems))\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(gap), str(unknown)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"{gap}: check.subjects[0]: " in done.stdout and "unbounded gap" in done.stdout
+    assert (f"{unknown}: check.type: no check 'vibes' is registered (known: choices, "
+            "declension, exact_or_contains, final_answer, regex, summary, tests)") in done.stdout

@@ -1,0 +1,152 @@
+"""One deadline per attempt: no attempt runs past its timeout_s by more than GRACE_S, and the
+result names the phase that ran out (load, warm-up, stream, usage probe, prefill…)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchrig.checks import load_checks
+from benchrig.core.deadline import GRACE_S, Deadline
+from benchrig.drivers.base import Driver
+from benchrig.drivers.ollama import OllamaDriver
+from benchrig.drivers.openai import OpenAIDriver
+from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.spec import load_task
+from tests.conftest import TASKS
+from tests.helpers.loopback import Loopback, Reply, ndjson, sse
+
+TIMEOUT_S = 1.0
+
+
+def attempt(driver: Driver, url: str | None, results_dir: Path, model: str = "m",
+            task: Path = TASKS / "lru-cache.md",
+            **overrides: Any) -> tuple[dict[str, Any], float]:
+    """One attempt of `task` with timeout_s = TIMEOUT_S: (its result, seconds it took)."""
+    spec = load_task(task)
+    settings = replace(settings_for(spec, Overrides(**overrides)), timeout_s=TIMEOUT_S)
+    load_checks()  # once per process, not part of what is timed here
+    began = time.monotonic()
+    done = run_attempt(spec, model, driver, url, settings, results_dir)
+    return done.result, time.monotonic() - began
+
+
+def test_the_deadline_is_spent_not_renewed() -> None:
+    deadline = Deadline(0.2)
+    assert deadline.spend("warm-up") <= 0.2 and not deadline.expired
+    time.sleep(0.25)
+    assert (deadline.spend("stream"), deadline.expired, deadline.phase) == (0.0, True, "stream")
+
+
+def ollama_routes(chat: Reply, load_s: float) -> dict[tuple[str, str], Any]:
+    def chat_route(body: Any) -> Reply:
+        if not body.get("messages"):  # the load-only request: a slow load
+            return Reply((b'{"done": true, "done_reason": "load"}',), first_pause_s=load_s)
+        return chat
+
+    return {("GET", "/api/version"): Reply.json({"version": "0.13.5"}),
+            ("POST", "/api/show"): Reply.json({"capabilities": ["completion"]}),
+            ("GET", "/api/ps"): Reply.json({"models": []}),  # not loaded: a warm-up first
+            ("POST", "/api/chat"): chat_route}
+
+
+def line(content: str) -> dict[str, Any]:
+    return {"model": "m", "message": {"role": "assistant", "content": content}, "done": False}
+
+
+def test_ollama_warm_up_and_stream_share_one_deadline(results_dir: Path) -> None:
+    # the load takes 0.7 s of the 1 s; then the stream drips a line every 0.3 s. Each used
+    # to get a fresh timeout_s, so the attempt ran to about twice its time.
+    slow = Reply(ndjson(*[line("x")] * 20), content_type="application/x-ndjson", pause_s=0.3)
+    with Loopback(ollama_routes(slow, load_s=0.7)) as server:
+        result, took = attempt(OllamaDriver(), server.url, results_dir)
+    assert result["result"] == "error"
+    assert (result["error"]["kind"], result["error"]["phase"]) == ("timeout", "stream")
+    assert "stream ran out of the attempt's timeout_s=1" in result["error"]["message"]
+    assert took <= TIMEOUT_S + GRACE_S, took
+    assert result["metrics"]["output_tokens"] >= 1  # what was streamed is kept
+
+
+def test_a_slow_ollama_load_runs_out_in_the_warm_up(results_dir: Path) -> None:
+    fast = Reply(ndjson(line("x"), {**line(""), "done": True, "done_reason": "stop"}),
+                 content_type="application/x-ndjson")
+    with Loopback(ollama_routes(fast, load_s=3.0)) as server:
+        result, took = attempt(OllamaDriver(), server.url, results_dir)
+    assert (result["error"]["kind"], result["error"]["phase"]) == ("timeout", "warm-up")
+    assert took <= TIMEOUT_S + GRACE_S, took
+
+
+def chunk(content: str | None = None, finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c1", "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"content": content} if content else {},
+                         "finish_reason": finish}]}
+
+
+@pytest.mark.slow
+def test_the_openai_usage_probe_gets_only_what_is_left(results_dir: Path) -> None:
+    # a stream of 0.6 s without usage (as llama-cpp-python sends), then a probe that hangs:
+    # it used to get a fresh timeout_s of its own
+    stream = Reply(sse(chunk("def"), chunk(" f"), chunk(finish="stop"), "[DONE]"),
+                   content_type="text/event-stream", pause_s=0.3)
+    probe = Reply.json({"usage": {"prompt_tokens": 7}})
+
+    def completions(body: Any) -> Reply:
+        return stream if body.get("stream") else replace(probe, first_pause_s=5.0)
+
+    with Loopback({("POST", "/v1/chat/completions"): completions}) as server:
+        result, took = attempt(OpenAIDriver(), f"{server.url}/v1", results_dir)
+    assert result["result"] == "fail"  # the answer was checked: a probe never fails it
+    engine = result["metrics"]["engine"]
+    assert engine["usage_probe"] is None
+    assert engine["usage_probe_skipped"].startswith("cut: usage probe ran out of the attempt")
+    assert result["metrics"]["input_tokens"] is None
+    assert took <= TIMEOUT_S + GRACE_S, took
+
+
+def long_task(tmp_path: Path) -> Path:
+    """A speed task whose prompt is ~7000 tokens: seconds of prefill on this machine."""
+    text = (TASKS / "lru-cache.md").read_text()
+    head, body = text.split("\n---\n", 1)
+    filler = "The quick brown fox jumps over the lazy dog. " * 700
+    path = tmp_path / "lru-cache.md"
+    path.write_text(f"{head}\n---\n{filler}\n{body}")
+    (tmp_path / "lru-cache.test.py").write_text((TASKS / "lru-cache.test.py").read_text())
+    return path
+
+
+@pytest.mark.model
+def test_a_long_llamacpp_prefill_is_cut_at_the_deadline(tmp_path: Path,
+                                                         results_dir: Path) -> None:
+    from benchrig.drivers.llamacpp import LlamaCppDriver, _load, resolve_model
+
+    _load(resolve_model("smollm2"), 8192, 1)  # loaded beforehand: the prefill is what runs out
+    result, took = attempt(LlamaCppDriver(), None, results_dir, model="smollm2",
+                           task=long_task(tmp_path), context_size=8192, threads=1)
+    assert (result["error"]["kind"], result["error"]["phase"]) == ("timeout", "prefill")
+    assert "prefill ran out of the attempt's timeout_s=1 after 0 tokens" in (
+        result["error"]["message"])
+    assert result["metrics"]["input_tokens"] > 6000
+    assert took <= TIMEOUT_S + GRACE_S, took
+
+
+def test_checking_spends_from_the_attempt_deadline(tmp_path: Path) -> None:
+    """A candidate that hangs in every check: each check may take check_timeout_s (30 s
+    here), but none runs past the attempt's deadline, so the attempt ends near timeout_s."""
+    from benchrig.drivers.replay import ReplayDriver
+
+    hang = tmp_path / "answer.md"
+    hang.write_text("```python\nimport time\n\nclass LRUCache:\n"
+                    "    def __init__(self, capacity):\n        time.sleep(60)\n```\n")
+    spec = replace(load_task(TASKS / "lru-cache.md"), check_timeout_s=30.0)
+    settings = replace(settings_for(spec, Overrides()), timeout_s=2.0)
+    load_checks()
+    began = time.monotonic()
+    done = run_attempt(spec, "m", ReplayDriver(), str(hang), settings, tmp_path / "results")
+    took = time.monotonic() - began
+    assert done.result["result"] == "fail"
+    assert all("timed out" in d["message"] for d in done.result["checks"]["details"])
+    assert took <= 2.0 + GRACE_S + 1.0  # + the sandbox's own start and sweep

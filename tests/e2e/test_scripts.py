@@ -1,0 +1,57 @@
+"""The benchmark-runner scripts: run.sh and runner.py hand over to BenchRig, exit codes kept."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, SOLUTIONS, answer_file, benchrig, fenced
+
+RUN = [str(ROOT / "scripts" / "run.sh")]
+
+
+def test_run_sh_without_arguments_prints_usage_and_exits_2(results_dir: Path) -> None:
+    ran = benchrig(results_dir=results_dir, command=RUN)
+    assert ran.code == 2
+    assert "usage: scripts/run.sh <task> <model> [agent] [provider]" in ran.stderr
+
+
+@pytest.mark.slow
+def test_run_sh_replay_pass_and_fail_exit_codes(tmp_path: Path, results_dir: Path) -> None:
+    good = answer_file(tmp_path, fenced((SOLUTIONS / "valid-brackets.py").read_text()), "g.md")
+    bad = answer_file(tmp_path, fenced("def is_valid(s):\n    return True\n"), "b.md")
+    assert benchrig("valid-brackets", "oracle", "replay", str(good), results_dir=results_dir,
+                    command=RUN).code == 0
+    ran = benchrig("valid-brackets", "liar", "replay", str(bad), results_dir=results_dir,
+                   command=RUN)
+    assert ran.code == 1
+    assert "fail (3/6 checks)" in ran.stdout
+    assert len(list(results_dir.glob("*.json"))) == 2
+
+
+def test_unknown_task_exits_2(results_dir: Path) -> None:
+    ran = benchrig("no-such-task", "m", "replay", "x", results_dir=results_dir, command=RUN)
+    assert ran.code == 2
+    assert "no-such-task.md: file not found" in ran.stderr
+
+
+def test_runner_py_flags(tmp_path: Path, results_dir: Path) -> None:
+    good = answer_file(tmp_path, fenced((SOLUTIONS / "flatten-dict.py").read_text()))
+    ran = benchrig("--task", "flatten-dict", "--model", "oracle", "--agent", "replay",
+                   "--provider", str(good), results_dir=results_dir,
+                   command=[sys.executable, str(ROOT / "scripts" / "runner.py")])
+    assert ran.code == 0, ran.stderr
+    assert "pass (4/4 checks)" in ran.stdout
+
+
+@pytest.mark.slow
+def test_summary_py_renders_markdown_and_csv(tmp_path: Path, results_dir: Path) -> None:
+    good = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
+    benchrig("lru-cache", "oracle", "replay", str(good), results_dir=results_dir, command=RUN)
+    summary = [sys.executable, str(ROOT / "scripts" / "summary.py")]
+    md = benchrig("--format", "markdown", results_dir=results_dir, command=summary)
+    assert md.code == 0 and "| oracle | replay | 1 | 100% (1/1) |" in md.stdout
+    csv = benchrig("--format", "csv", results_dir=results_dir, command=summary)
+    assert csv.stdout.splitlines()[0].startswith("model,agent,runs,passed")

@@ -1,0 +1,1 @@
+"""What the test modules share: servers, fixture agents, streams, attack candidates."""

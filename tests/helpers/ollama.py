@@ -1,0 +1,73 @@
+"""An Ollama server as protocols.md §5 documents it: /api/chat lines, routes, a driver request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchrig.core.settings import Settings
+from benchrig.drivers.base import DriverRequest
+from benchrig.prompt import render
+from benchrig.spec import load_task
+from tests.conftest import SOLUTIONS, TASKS, fenced
+from tests.helpers.loopback import Reply
+
+MODEL = "qwen3"
+GOOD = fenced((SOLUTIONS / "lru-cache.py").read_text(), before="Here it is.\n")
+FINAL = {"total_duration": 4883583458, "load_duration": 1334875, "prompt_eval_count": 26,
+         "prompt_eval_duration": 342546000, "eval_count": 282, "eval_duration": 4535599000}
+
+
+def line(content: str = "", thinking: str | None = None, **extra: Any) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if thinking is not None:
+        message["thinking"] = thinking
+    return {"model": MODEL, "created_at": "2026-11-30T10:00:00.000000Z", "message": message,
+            "done": False, **extra}
+
+
+def done(reason: str = "stop", **counters: Any) -> dict[str, Any]:
+    return {**line(), "done": True, "done_reason": reason, **(counters or FINAL)}
+
+
+def pieces_of(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+THINKING = ["Let me", " think about", " an OrderedDict — voilà."]
+ANSWER_LINES = [line(thinking=t) for t in THINKING] + [line(p) for p in pieces_of(GOOD, 9)]
+
+
+def rechunk(pieces: tuple[bytes, ...], size: int) -> tuple[bytes, ...]:
+    """The same bytes in reads of `size`: lines split anywhere, several lines per read."""
+    data = b"".join(pieces)
+    return tuple(data[i:i + size] for i in range(0, len(data), size))
+
+
+def routes(chat: Reply, capabilities: tuple[str, ...] = ("completion", "thinking"),
+           loaded: list[dict[str, Any]] | None = None) -> dict[tuple[str, str], Any]:
+    ps = {"models": loaded if loaded is not None else [
+        {"name": f"{MODEL}:latest", "model": f"{MODEL}:latest", "size": 6654289920,
+         "size_vram": 0, "context_length": 4096}]}
+
+    def chat_route(body: Any) -> Reply:
+        if not body.get("messages"):  # a load-only request (the untimed warm-up)
+            return Reply.json({"model": MODEL, "created_at": "2026-11-30T10:00:00Z",
+                               "message": {"role": "assistant", "content": ""},
+                               "done_reason": "load", "done": True})
+        return chat
+
+    return {
+        ("GET", "/api/version"): Reply.json({"version": "0.13.5"}),
+        ("POST", "/api/show"): Reply.json({"capabilities": list(capabilities),
+                                           "model_info": {"qwen3.context_length": 40960}}),
+        ("GET", "/api/ps"): Reply.json(ps),
+        ("POST", "/api/chat"): chat_route,
+    }
+
+
+def request(task: str = "lru-cache", url: str | None = None,
+            **settings: Any) -> DriverRequest:
+    spec = load_task(TASKS / f"{task}.md")
+    return DriverRequest(spec.view(), render(spec), MODEL, url,
+                         Settings(**{"timeout_s": 30.0, **settings}))
+

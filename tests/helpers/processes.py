@@ -1,0 +1,63 @@
+"""Host processes as the agent tests see them: alive or dead, found by command line, run."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from benchrig.drivers.agent_process import Finished, Line, stream_process
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie awaiting its reaper counts as dead)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def host_processes(fragment: str) -> set[int]:
+    """Live processes whose command line contains `fragment`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:
+                continue
+            if fragment.encode() in command and alive(int(entry.name)):
+                found.add(int(entry.name))
+    return found
+
+
+def wait_dead(pid: int, within: float = 2.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def script(tmp_path: Path, source: str) -> list[str]:
+    path = tmp_path / "agent.py"
+    path.write_text(textwrap.dedent(source))
+    return [sys.executable, str(path)]
+
+
+def run(argv: list[str], cwd: Path, timeout_s: float = 30.0, use_pty: bool = False,
+        ) -> tuple[list[Line], Finished]:
+    lines: list[Line] = []
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    finished = stream_process(argv, cwd=cwd, env=env, timeout_s=timeout_s,
+                              on_line=lines.append, use_pty=use_pty)
+    return lines, finished
+
+
+def stdout(lines: list[Line]) -> list[Line]:
+    return [line for line in lines if line.stream == "stdout"]
+

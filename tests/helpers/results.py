@@ -1,0 +1,22 @@
+"""A result file for the summary tests: the published example with the figures a test sets."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from tests.conftest import ROOT
+
+EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+
+
+def result(model: str, outcome: str, tps: float | None, ttft: float | None,
+           cost: float | None = None, floored: bool = False,
+           kind: str = "infra") -> dict[str, Any]:
+    r = copy.deepcopy(EXAMPLE)
+    r.update(model=model, result=outcome, pass_at_1=outcome == "pass", agent="llamacpp",
+             error={"kind": kind, "message": "x"} if outcome == "error" else None)
+    r["metrics"].update(tokens_per_s=tps, ttft_ms=ttft, wall_s=2.0, cost_usd=cost,
+                        tokens_per_s_floored=floored)
+    return r
