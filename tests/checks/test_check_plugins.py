@@ -9,6 +9,8 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import answer_file, benchrig
 
 PLUGIN = '''
@@ -70,6 +72,7 @@ def task(folder: Path, name: str, kind: str, extra: str = "") -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_check_type_added_by_an_entry_point_validates_and_judges(
         tmp_path: Path, results_dir: Path) -> None:
     env = install_plugin(tmp_path / "site")

@@ -133,6 +133,7 @@ def test_a_long_llamacpp_prefill_is_cut_at_the_deadline(tmp_path: Path,
     assert took <= TIMEOUT_S + GRACE_S, took
 
 
+@pytest.mark.slow
 def test_checking_spends_from_the_attempt_deadline(tmp_path: Path) -> None:
     """A candidate that hangs in every check: each check may take check_timeout_s (30 s
     here), but none runs past the attempt's deadline, so the attempt ends near timeout_s."""
