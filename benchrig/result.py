@@ -102,7 +102,7 @@ def load_results(paths: list[Path]) -> Loaded:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(path.glob("*.json")))
+            files.extend(sorted(path.glob("*.json"), key=lambda f: f.name))  # one folder
         else:
             files.append(path)
     files = [f for f in files if f.name != EXAMPLE]  # a published sample, not a run

@@ -5,18 +5,13 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 # soft_wrap: a long line (a path, a model file) stays one line in logs, not folded at 80
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -54,6 +49,15 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         if stderr.is_terminal:
+            from rich.progress import (  # the bar's own modules: on a terminal only
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                  MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
                                  redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
