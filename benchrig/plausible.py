@@ -54,8 +54,8 @@ def rejections(figures: Mapping[str, Any], received_bytes: int | None = None,
     reasons: dict[str, str] = {}
     for name, (low, high, unit) in RANGES.items():
         value = figures.get(name)
-        if value is None:
-            continue
+        if value is None or (type(value) in (int, float) and low <= value <= high):
+            continue  # within its bounds (NaN is not), the usual case: nothing to say
         number = finite(value)
         if number is None:
             reasons[name] = f"{str(value)[:40]} is not a finite number"
