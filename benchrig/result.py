@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from benchrig.core.errors import ResultError, UsageError
 from benchrig.schemas import problems
 
@@ -90,6 +92,33 @@ def check_results_dir(directory: Path) -> None:
                          f"{exc.strerror or type(exc).__name__}") from None
 
 
+# A number whose whole part has 19 digits or more may be an integer beyond 64 bits, which
+# orjson reads as a float. Found by mapping every digit to 0 and every other byte but the
+# decimal point to a space (digits after a point are no whole part): one C-speed pass.
+_DIGITS = bytes(ord("0") if byte in b"0123456789" else byte if byte == ord(".") else ord(" ")
+                for byte in range(256))
+_LONG_WHOLE = b"0" * 19
+
+
+def _long_whole_number(data: bytes) -> bool:
+    shape = data.translate(_DIGITS)
+    return shape.startswith(_LONG_WHOLE) or b" " + _LONG_WHOLE in shape
+
+
+def _parsed(file: Path) -> Any:
+    """The JSON in `file` exactly as `json.loads(file.read_text("utf-8"))` reads it, or its
+    error. orjson reads it 2-3 times faster; where it would read it otherwise (an integer
+    beyond 64 bits) or not at all (NaN, 1e400, a lone surrogate, a byte-order mark, not
+    UTF-8, not JSON), json reads the file instead."""
+    data = file.read_bytes()
+    if not _long_whole_number(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(file.read_text(encoding="utf-8"))
+
+
 @dataclass(frozen=True)
 class Loaded:
     results: list[dict[str, Any]]
@@ -110,7 +139,7 @@ def load_results(paths: list[Path]) -> Loaded:
     rejected: list[tuple[Path, str]] = []
     for file in files:
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
+            data = _parsed(file)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             rejected.append((file, f"not readable JSON: {exc}"))
             continue

@@ -29,7 +29,7 @@ def result_files(folder: Path) -> list[tuple[Path, Any]]:
     for path in sorted(folder.rglob("*.json")):
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             continue
         if isinstance(document, dict) and ("schema_version" in document or "run_id" in document):
             found.append((path, document))
