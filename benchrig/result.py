@@ -93,16 +93,24 @@ def check_results_dir(directory: Path) -> None:
 
 
 # A number whose whole part has 19 digits or more may be an integer beyond 64 bits, which
-# orjson reads as a float. Found by mapping every digit to 0 and every other byte but the
-# decimal point to a space (digits after a point are no whole part): one C-speed pass.
-_DIGITS = bytes(ord("0") if byte in b"0123456789" else byte if byte == ord(".") else ord(" ")
-                for byte in range(256))
-_LONG_WHOLE = b"0" * 19
+# orjson reads as a float. Found in the file's shape (every digit a 0, the decimal point
+# kept, any other byte a space) at C speed: a run of 19 zeros is a whole part unless a
+# point comes before it (the decimals of a float such as 0.00012345678901234567).
+_SHAPE = bytes(ord("0") if byte in b"0123456789" else byte if byte == ord(".") else ord(" ")
+               for byte in range(256))
+_LONG_RUN = b"0" * 19
 
 
 def _long_whole_number(data: bytes) -> bool:
-    shape = data.translate(_DIGITS)
-    return shape.startswith(_LONG_WHOLE) or b" " + _LONG_WHOLE in shape
+    shape = data.translate(_SHAPE)
+    at = shape.find(_LONG_RUN)
+    while at != -1:
+        start = max(shape.rfind(b" ", 0, at), shape.rfind(b".", 0, at)) + 1
+        if start == 0 or shape[start - 1] != ord("."):
+            return True  # a long string of digits is taken for a number too: no harm
+        after = [end for end in (shape.find(b" ", at), shape.find(b".", at)) if end != -1]
+        at = shape.find(_LONG_RUN, min(after)) if after else -1
+    return False
 
 
 def _parsed(file: Path) -> Any:
