@@ -263,7 +263,35 @@ def list_() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: BenchRig's own errors become one clear message and exit 2."""
+    options = _plain_summary(sys.argv[1:] if argv is None else argv)
+    if options is not None:
+        guarded(lambda: _as_typer_invokes(lambda: summary(**options)))
     guarded(lambda: app(args=argv, standalone_mode=False))
+
+
+def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
+    """The options of a plain `summary [PATHS]... [--format F] [--table-only]`, as typer
+    would parse them, or None for any other command line (help, another option, an option
+    given twice, a path that looks like an option), which typer parses: its parsing imports
+    pydantic and builds an adapter per option, a tenth of a second of a summary."""
+    if not argv or argv[0] != "summary" or any(k.endswith("_COMPLETE") for k in os.environ):
+        return None
+    paths_: list[Path] = []
+    options: dict[str, Any] = {}
+    tokens = iter(argv[1:])
+    for token in tokens:
+        if token in ("--format", "-f") and "format_" not in options:
+            value = next(tokens, None)
+            if value is None or value.startswith("-"):
+                return None
+            options["format_"] = value
+        elif token == "--table-only" and "table_only" not in options:
+            options["table_only"] = True
+        elif token.startswith("-"):
+            return None
+        else:
+            paths_.append(Path(token))
+    return {"paths_": paths_ or None, **options}
 
 
 def run_parsed(**options: Any) -> NoReturn:

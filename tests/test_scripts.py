@@ -84,3 +84,27 @@ def test_summary_of_valid_results_needs_neither_jsonschema_nor_rich(tmp_path: Pa
     assert ran.code == 0 and "| oracle" not in ran.stdout and "oracle" in ran.stdout
     modules = imported(ran.stderr)
     assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "rich")}
+
+
+def test_a_plain_summary_is_parsed_as_typer_parses_it(tmp_path: Path, results_dir: Path) -> None:
+    """`summary [PATHS] [--format F] [--table-only]` skips typer's parsing (and pydantic);
+    written with `--format=F`, the same command goes through typer: same output, same code."""
+    good = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
+    benchrig("lru-cache", "oracle", "replay", str(good), results_dir=results_dir, command=RUN)
+    (results_dir / "broken.json").write_text('{"run_id": "x"}')
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cli = [sys.executable, "-X", "importtime", "-m", "benchrig.cli"]
+    for paths, form, table_only in [([str(results_dir)], "markdown", []),
+                                    ([str(results_dir)], "csv", ["--table-only"]),
+                                    ([], "table", []), ([str(empty)], "table", []),
+                                    ([str(results_dir)], "xml", [])]:
+        plain = benchrig("summary", *paths, "--format", form, *table_only,
+                         results_dir=results_dir, command=cli)
+        typer = benchrig("summary", *paths, f"--format={form}", *table_only,
+                         results_dir=results_dir, command=cli)
+        assert (plain.code, plain.stdout) == (typer.code, typer.stdout)
+        assert ([line for line in plain.stderr.splitlines() if "import time" not in line]
+                == [line for line in typer.stderr.splitlines() if "import time" not in line])
+        assert "pydantic" not in imported(plain.stderr)
+        assert "pydantic" in imported(typer.stderr)
