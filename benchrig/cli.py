@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -291,8 +294,68 @@ def list_() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: BenchRig's own errors become one clear message and exit 2."""
+    options = _plain_summary(sys.argv[1:] if argv is None else argv)
+    if options is not None:
+        guarded(lambda: _as_typer_invokes(lambda: summary(**options)))
+    guarded(lambda: app(args=argv, standalone_mode=False))
+
+
+def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
+    """The options of a plain `summary [PATHS]... [--format F] [--table-only]`, as typer
+    would parse them, or None for any other command line (help, another option, an option
+    given twice, a path that looks like an option), which typer parses: its parsing imports
+    pydantic and builds an adapter per option, a tenth of a second of a summary."""
+    if not argv or argv[0] != "summary" or any(k.endswith("_COMPLETE") for k in os.environ):
+        return None
+    paths_: list[Path] = []
+    options: dict[str, Any] = {}
+    tokens = iter(argv[1:])
+    for token in tokens:
+        if token in ("--format", "-f") and "format_" not in options:
+            value = next(tokens, None)
+            if value is None or value.startswith("-"):
+                return None
+            options["format_"] = value
+        elif token == "--table-only" and "table_only" not in options:
+            options["table_only"] = True
+        elif token.startswith("-"):
+            return None
+        else:
+            paths_.append(Path(token))
+    return {"paths_": paths_ or None, **options}
+
+
+def run_parsed(**options: Any) -> NoReturn:
+    """`benchrig run` with its options already parsed (scripts/runner.py): the same command,
+    the same output and exit codes, without typer's parsing, which builds a pydantic adapter
+    per option (a tenth of a second of start-up)."""
+    guarded(lambda: _as_typer_invokes(lambda: run(**options)))
+
+
+def _as_typer_invokes(command: Callable[[], object]) -> object:
+    """What typer does around a command it invokes (standalone_mode=False): Ctrl-C is exit
+    130, end of input an abort, a closed stdout exit 1, typer.Exit its exit code."""
     try:
-        code = app(args=argv, standalone_mode=False)
+        return command()
+    except EOFError as exc:
+        typer.echo(err=True)
+        raise typer.Abort() from exc
+    except KeyboardInterrupt:
+        return 130
+    except typer.Exit as exc:
+        return exc.exit_code
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        sys.exit(1)
+
+
+def guarded(command: Callable[[], object]) -> NoReturn:
+    """Run a command and exit as the CLI does: BenchRig's own errors become one clear
+    message and exit 2."""
+    try:
+        code = command()
     except TaskError as exc:
         for problem in exc.problems:
             typer.echo(problem, err=True)

@@ -20,6 +20,11 @@ NUMERIC_ERRORS = (OverflowError, RecursionError)
 
 def finite(value: Any) -> float | None:
     """A finite number as a float, or None: missing, not a number, bool, inf or NaN."""
+    kind = type(value)  # the two exact types first: a summary asks this a million times
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is int:
+        return float(value) if abs(value) <= LARGEST_COUNT else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, int) and abs(value) > LARGEST_COUNT:

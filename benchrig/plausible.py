@@ -54,8 +54,8 @@ def rejections(figures: Mapping[str, Any], received_bytes: int | None = None,
     reasons: dict[str, str] = {}
     for name, (low, high, unit) in RANGES.items():
         value = figures.get(name)
-        if value is None:
-            continue
+        if value is None or (type(value) in (int, float) and low <= value <= high):
+            continue  # within its bounds (NaN is not), the usual case: nothing to say
         number = finite(value)
         if number is None:
             reasons[name] = f"{str(value)[:40]} is not a finite number"
@@ -86,7 +86,14 @@ def rejections(figures: Mapping[str, Any], received_bytes: int | None = None,
     return reasons
 
 
-def credible(figures: Mapping[str, Any]) -> dict[str, Any]:
+class Credible(dict[str, Any]):
+    """A result's `metrics` as `credible()` made them: passed to it again, returned as they
+    are (a report asks for the same result's figures a dozen times)."""
+
+
+def credible(figures: Mapping[str, Any]) -> Credible:
     """A result's `metrics` with every implausible figure unknown (None): what a summary
     may average, whatever an old or hand-edited result file holds."""
-    return {**figures, **dict.fromkeys(rejections(figures))}
+    if isinstance(figures, Credible):
+        return figures
+    return Credible({**figures, **dict.fromkeys(rejections(figures))})

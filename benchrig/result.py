@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from benchrig.core.errors import ResultError, UsageError
 from benchrig.schemas import problems
 
@@ -90,6 +92,41 @@ def check_results_dir(directory: Path) -> None:
                          f"{exc.strerror or type(exc).__name__}") from None
 
 
+# A number whose whole part has 19 digits or more may be an integer beyond 64 bits, which
+# orjson reads as a float. Found in the file's shape (every digit a 0, the decimal point
+# kept, any other byte a space) at C speed: a run of 19 zeros is a whole part unless a
+# point comes before it (the decimals of a float such as 0.00012345678901234567).
+_SHAPE = bytes(ord("0") if byte in b"0123456789" else byte if byte == ord(".") else ord(" ")
+               for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _long_whole_number(data: bytes) -> bool:
+    shape = data.translate(_SHAPE)
+    at = shape.find(_LONG_RUN)
+    while at != -1:
+        start = max(shape.rfind(b" ", 0, at), shape.rfind(b".", 0, at)) + 1
+        if start == 0 or shape[start - 1] != ord("."):
+            return True  # a long string of digits is taken for a number too: no harm
+        after = [end for end in (shape.find(b" ", at), shape.find(b".", at)) if end != -1]
+        at = shape.find(_LONG_RUN, min(after)) if after else -1
+    return False
+
+
+def _parsed(file: Path) -> Any:
+    """The JSON in `file` exactly as `json.loads(file.read_text("utf-8"))` reads it, or its
+    error. orjson reads it 2-3 times faster; where it would read it otherwise (an integer
+    beyond 64 bits) or not at all (NaN, 1e400, a lone surrogate, a byte-order mark, not
+    UTF-8, not JSON), json reads the file instead."""
+    data = file.read_bytes()
+    if not _long_whole_number(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(file.read_text(encoding="utf-8"))
+
+
 @dataclass(frozen=True)
 class Loaded:
     results: list[dict[str, Any]]
@@ -102,7 +139,7 @@ def load_results(paths: list[Path]) -> Loaded:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(path.glob("*.json")))
+            files.extend(sorted(path.glob("*.json"), key=lambda f: f.name))  # one folder
         else:
             files.append(path)
     files = [f for f in files if f.name != EXAMPLE]  # a published sample, not a run
@@ -110,7 +147,7 @@ def load_results(paths: list[Path]) -> Loaded:
     rejected: list[tuple[Path, str]] = []
     for file in files:
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
+            data = _parsed(file)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             rejected.append((file, f"not readable JSON: {exc}"))
             continue

@@ -4,38 +4,45 @@ from __future__ import annotations
 
 import sys
 import time
+from functools import cache
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
-# soft_wrap: a long line (a path, a model file) stays one line in logs, not folded at 80
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+@cache
+def stderr() -> Console:
+    """stderr as rich writes it, made on first use: a command that prints nothing there (a
+    summary of valid files) never imports rich."""
+    from rich.console import Console
+
+    # soft_wrap: a long line (a path, a model file) stays one line in logs, not folded at 80
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 # Texts are shown as given: `[…]` in a model name or a message is never read as rich markup
 # (markup such as `[link=…]` would make rich itself write escape sequences).
 
 
+def escape(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 def info(text: str) -> None:
-    stderr.print(escape(text))
+    stderr().print(escape(text))
 
 
 def warn(text: str) -> None:
-    stderr.print(f"[yellow]warning:[/yellow] {escape(text)}")
+    stderr().print(f"[yellow]warning:[/yellow] {escape(text)}")
 
 
 def error(text: str) -> None:
-    stderr.print(f"[red]error:[/red] {escape(text)}")
+    stderr().print(f"[red]error:[/red] {escape(text)}")
 
 
 class RunProgress:
@@ -53,9 +60,18 @@ class RunProgress:
         self._task: TaskID | None = None
 
     def __enter__(self) -> RunProgress:
-        if stderr.is_terminal:
+        if stderr().is_terminal:
+            from rich.progress import (  # the bar's own modules: on a terminal only
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), console=stderr,
+                                 MofNCompleteColumn(), TimeElapsedColumn(), console=stderr(),
                                  redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
             self._bar.start()
             self._task = self._bar.add_task("starting", total=self.total)
@@ -73,7 +89,7 @@ class RunProgress:
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, description=escape(text))
         else:
-            stderr.print(escape(text))
+            stderr().print(escape(text))
 
     def advance(self) -> None:
         self.done += 1

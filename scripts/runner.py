@@ -10,15 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchrig.cli import main
 
 DEFAULT_AGENT = "pi"
 
 
-def parse(argv: list[str]) -> list[str]:
+def parse(argv: list[str]) -> dict[str, Any]:
+    """The command line → the options of `benchrig run`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", required=True, help="task id (tasks/<id>.md) or file")
     parser.add_argument("--model", required=True, help="model name, or a .gguf path")
@@ -29,15 +29,14 @@ def parse(argv: list[str]) -> list[str]:
     parser.add_argument("--pass-env", action="append", default=[], metavar="NAME",
                         help="host variable the agent also gets (repeatable)")
     args = parser.parse_args(argv)
-    command = ["run", args.task, "--model", args.model, "--driver", args.agent]
-    if args.provider:
-        command += ["--provider", args.provider]
-    if args.results_dir:
-        command += ["--results-dir", args.results_dir]
-    for name in args.pass_env:
-        command += ["--pass-env", name]
-    return command
+    return {"tasks": [args.task], "model": [args.model], "driver": args.agent,
+            "provider": args.provider,
+            "results_dir": Path(args.results_dir) if args.results_dir else None,
+            "pass_env": args.pass_env}
 
 
 if __name__ == "__main__":
-    main(parse(sys.argv[1:]))
+    options = parse(sys.argv[1:])
+    from benchrig.cli import run_parsed
+
+    run_parsed(**options)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.schema_agreement import disagreement, result_files
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ROOT / "tasks"
@@ -19,6 +22,20 @@ SOLUTIONS = Path(__file__).resolve().parent / "fixtures" / "solutions"
 # allow-list, so every test passes these on as a user would with --pass-env.
 FIXTURE_VARIABLES = ("FAKE_AGENT_SCENARIO", "FAKE_AGENT_LOG", "FAKE_AGENT_FILES",
                      "FAKE_AGENT_PROBE", "FAKE_AGENT_MARKER")
+
+
+@pytest.fixture(autouse=True)
+def _result_files_validate_alike(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every result file a test leaves in its tmp_path, valid or not, is judged alike by the
+    compiled schema validator and by jsonschema (benchrig/schemas.py)."""
+    if "tmp_path" not in request.fixturenames:
+        yield
+        return
+    folder: Path = request.getfixturevalue("tmp_path")  # set up first, so torn down after
+    yield
+    found = [f"{path}: {why}" for path, document in result_files(folder)
+             if (why := disagreement("result", document))]
+    assert not found, "the schema validators disagree:\n" + "\n".join(found)
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from benchrig.thinking import split_thinking
@@ -25,27 +27,50 @@ def _indent(text: str) -> int:
     return len(text.expandtabs(4)) - len(text.expandtabs(4).lstrip(" "))
 
 
-def _closings(text: str, opening: re.Match[str]) -> list[tuple[int, int, bool]]:
-    """Where the fence opened by `opening` may close, in order: (body end, fence end, whether
-    it is a closing fence by the rules).
+# A line that ends in a fence character (then spaces or tabs): a fence may close there.
+CLOSING_END = re.compile(r"[`~][ \t]*$", re.MULTILINE)
+Closing = tuple[int, int, bool]  # (body end, fence end, whether it closes by the rules)
 
-    A fence alone on its line closes when it is indented at most 3 columns more than the
-    opening one (CommonMark); one indented deeper (a ``` inside a docstring, say) does not,
-    but stays a last resort. Some models glue the closing fence to the last line of code:
-    that counts too.
-    """
-    marker = opening.group(1)
-    limit = _indent(text[opening.start():opening.start(1)]) + 3
-    fence = re.compile(rf"^([^\n]*?){re.escape(marker[0])}{{{len(marker)},}}[ \t]*$",
-                       re.MULTILINE)
-    found = []
-    for match in fence.finditer(text, opening.end()):
-        lead = match.group(1)
-        if lead.strip():  # glued to a line of code
-            found.append((match.start() + len(lead), match.end(), True))
-        else:
-            found.append((match.start(), match.end(), _indent(lead) <= limit))
-    return found
+
+class _Lines:
+    """Every line of `text` that ends in a run of ``` ` ``` or `~`, found in one pass:
+    (line start, run start, run length, line end), in order, per character."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.by_char: dict[str, list[tuple[int, int, int, int]]] = {"`": [], "~": []}
+        for match in CLOSING_END.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            line = text[start:match.end()].rstrip(" \t")
+            char = line[-1]
+            body = line.rstrip(char)
+            self.by_char[char].append((start, start + len(body), len(line) - len(body),
+                                       match.end()))
+        self.starts = {char: [line[0] for line in lines]
+                       for char, lines in self.by_char.items()}
+
+    def closings(self, opening: re.Match[str]) -> Iterator[Closing]:
+        """Where the fence opened by `opening` may close, in order: (body end, fence end,
+        whether it is a closing fence by the rules).
+
+        A fence alone on its line closes when it is indented at most 3 columns more than
+        the opening one (CommonMark); one indented deeper (a ``` inside a docstring, say)
+        does not, but stays a last resort. Some models glue the closing fence to the last
+        line of code: that counts too. A run of at least the opening's length closes it.
+        """
+        marker = opening.group(1)
+        limit = _indent(self.text[opening.start():opening.start(1)]) + 3
+        lines = self.by_char[marker[0]]
+        first = bisect.bisect_left(self.starts[marker[0]], opening.end())
+        for index in range(first, len(lines)):
+            start, run_start, run, end = lines[index]
+            if run < len(marker):
+                continue
+            lead = self.text[start:run_start]
+            if lead.strip():  # glued to a line of code
+                yield run_start, end, True
+            else:
+                yield start, end, _indent(lead) <= limit
 
 
 def _body(text: str) -> str:
@@ -56,19 +81,24 @@ def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
     """Complete fenced blocks as (language, body), and the body of a final unclosed fence.
 
     Bodies are dedented (a block inside a Markdown list item is indented as a whole). A
-    Python body that does not parse runs on to the next fence that makes it parse.
+    Python body that does not parse runs on to the next fence that makes it parse. Every
+    line that may close a fence is found once, so the cost grows with the text, not with
+    the number of fences times the text.
     """
     blocks: list[tuple[str, str]] = []
+    lines = _Lines(text)
     pos = 0
     while match := FENCE.search(text, pos):
         lang = match.group(2).lower()
-        closings = _closings(text, match)
-        chosen = next(((end, after) for end, after, rule in closings if rule), None)
+        chosen = next(((end, after) for end, after, rule in lines.closings(match) if rule),
+                      None)
         body = _body(text[match.end():chosen[0]]) if chosen else ""
         if lang in CODE_LANGS and (chosen is None or not _parses(body)):
-            for end, after, _ in closings:
+            for end, after, _ in lines.closings(match):
+                if chosen is not None and end <= chosen[0]:
+                    continue
                 candidate = _body(text[match.end():end])
-                if (chosen is None or end > chosen[0]) and _parses(candidate):
+                if _parses(candidate):
                     chosen, body = (end, after), candidate
                     break
         if chosen is None:

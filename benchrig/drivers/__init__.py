@@ -6,7 +6,6 @@ private to BenchRig: a plugin driver does not import them."""
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import entry_points
 
 from benchrig.core.errors import UsageError
 from benchrig.drivers.base import Driver
@@ -25,6 +24,8 @@ BUILTIN = {
 
 
 def _targets() -> dict[str, str]:
+    from importlib.metadata import entry_points  # scanning the installed packages: only here
+
     targets = dict(BUILTIN)
     for point in entry_points(group="benchrig.drivers"):
         targets.setdefault(point.name, point.value)
@@ -37,7 +38,7 @@ def known() -> list[str]:
 
 def get_driver(name: str) -> Driver:
     """The driver registered as `name`; its heavy dependencies load only when it runs."""
-    target = _targets().get(name)
+    target = BUILTIN.get(name) or _targets().get(name)  # a plugin never shadows a built-in
     if target is None:
         raise UsageError(f"unknown driver {name!r}; known drivers: {', '.join(known())}")
     module_name, _, attr = target.partition(":")

@@ -203,8 +203,10 @@ def all_greedy(results: list[Result], runs: int) -> bool:
         r["settings"].get("temperature") == 0 for r in decided)
 
 
-def suite_card(suite: str, results: list[Result]) -> SuiteCard:
-    runs = by_run(results)
+def suite_card(suite: str, results: list[Result],
+               runs: list[list[Result]] | None = None) -> SuiteCard:
+    """`runs`: by_run(results), when the caller has it already."""
+    runs = by_run(results) if runs is None else runs
     scored = _scored(results)
     return SuiteCard(
         suite=label(suite),
@@ -232,9 +234,12 @@ def suite_card(suite: str, results: list[Result]) -> SuiteCard:
     )
 
 
-def _composite_span(results: list[Result], suites: tuple[str, ...]) -> Span | None:
-    """Composite of each run (mean of that run's suite scores), then their range."""
-    per_suite = {s: by_run([r for r in results if r["suite"] == s]) for s in suites}
+def _composite_span(results: list[Result], suites: tuple[str, ...],
+                    known: dict[str, list[list[Result]]]) -> Span | None:
+    """Composite of each run (mean of that run's suite scores), then their range. `known`:
+    the runs of each suite already grouped."""
+    per_suite = {s: known[s] if s in known else by_run([r for r in results if r["suite"] == s])
+                 for s in suites}
     count = max((len(runs) for runs in per_suite.values()), default=0)
     values = []
     for k in range(count):
@@ -251,7 +256,8 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
     grouped: dict[str, list[Result]] = {}
     for result in results:
         grouped.setdefault(result["suite"], []).append(result)
-    suites = {label(s): suite_card(s, grouped[s])
+    runs = {s: by_run(group) for s, group in grouped.items()}  # once per suite
+    suites = {label(s): suite_card(s, grouped[s], runs[s])
               for s in sorted(grouped, key=lambda s: order.get(s, 99))}
     scoring = tuple(s for s, card in suites.items() if card.score is not None)
     return ModelCard(
@@ -259,7 +265,7 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
         agent=label(agent),
         suites=suites,
         composite=mean_known(suites[s].score for s in scoring),
-        composite_span=_composite_span(results, scoring),
+        composite_span=_composite_span(results, scoring, runs),
         composite_suites=scoring,
         avg_ttft_s=mean_known(_ttft_s(r) for r in results),
         truncated=sum(card.truncated for card in suites.values()),

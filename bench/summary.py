@@ -1,0 +1,189 @@
+"""`benchrig summary` over many result files, beside a bare read-and-count of the same files.
+
+    .venv/bin/python bench/summary.py [--files 10000] [--rounds 5] [--format table]
+
+Writes `--files` schema-valid result files, varied as real ones are (8 models, 3 agents,
+every bundled task and suite, up to 3 runs, passes, failures, errors and retries, check
+details, excerpts up to 400 characters, agent settings, evidence), into a temporary folder.
+Then, back to back and interleaved round by round, it runs as whole processes:
+
+- `benchrig summary FOLDER` (what a user runs: interpreter start-up, imports, reading,
+  validating every file against schema/result.schema.json, the report), and
+- a bare read-and-count: the same interpreter reading and `json.loads`-ing every file and
+  counting them — the floor any summary of these files pays.
+
+Prints medians, ranges and the peak resident memory of each (the child's own rusage).
+The target (issue 12) is 10,000 results in under 1 s and under 200 MiB; figures go to
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchrig.result import result_path, result_text, validate  # noqa: E402
+
+TARGET_S = 1.0
+TARGET_MIB = 200
+MODELS = ["smollm2", "qwen2.5-coder:7b", "llama3.2:3b", "gpt-4o-mini", "claude-sonnet-4",
+          "deepseek-r1:8b", "phi4-mini", "/models/Mistral-7B-Instruct-v0.3.Q4_K_M.gguf"]
+AGENTS = ["llamacpp", "openai", "ollama", "pi", "claude-code"]
+BARE = ("import json, pathlib, sys\n"
+        "count = 0\n"
+        "for path in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
+        "    json.loads(path.read_text(encoding='utf-8'))\n"
+        "    count += 1\n"
+        "print(count)\n")
+
+
+def tasks() -> list[tuple[str, str, int]]:
+    """(task id, suite, number of checks) of every bundled task."""
+    found = []
+    for path in sorted((ROOT / "tasks").glob("*.md")):
+        head = path.read_text(encoding="utf-8").split("---")[1]
+        suite = next(line.split(":", 1)[1].strip() for line in head.splitlines()
+                     if line.startswith("suite:"))
+        checks = {"coding": 5, "polish": 5, "speed": 0}.get(suite, 1)
+        found.append((path.stem, suite, checks))
+    return found
+
+
+def one_result(template: dict[str, Any], rng: random.Random, n: int, model: str, agent: str,
+               task: tuple[str, str, int], run: int) -> dict[str, Any]:
+    task_id, suite, total = task
+    r = copy.deepcopy(template)
+    outcome = rng.choices(["pass", "fail", "error", "no-test"], [5, 4, 1, 0])[0]
+    if suite == "speed":
+        outcome = "no-test" if rng.random() > 0.05 else "error"
+    passed = total if outcome == "pass" else (0 if outcome == "error" else
+                                              rng.randrange(total) if total else 0)
+    started = 1_700_000_000 + n * 7 + run * 100_000
+    wall = rng.uniform(0.5, 90.0)
+    ttft = None if outcome == "error" else rng.uniform(5.0, 4000.0)
+    tokens = None if outcome == "error" else rng.randrange(1, 4096)
+    r.update(
+        task=task_id, model=model, agent=agent, driver=agent, suite=suite,
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started)) + f".{n % 10**6:06d}Z",
+        ended_at=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started + int(wall))) + "Z",
+        run_id=f"{rng.getrandbits(48):012x}", result=outcome, pass_at_1=outcome == "pass",
+        notes="" if outcome == "pass" else rng.choice(
+            ["Response truncated at num_predict=1024 before the code was complete",
+             "expected 42, got 41", "1 of 5 checks failed: AssertionError"]),
+        provider=None if agent == "llamacpp" else rng.choice(["local", "http://127.0.0.1:8080"]),
+        truncated=rng.random() < 0.1, finish_reason=rng.choice(["stop", "length", None]),
+        answer_excerpt=("def solve(x):\n    return x * 2\n" * 20)[:rng.randrange(0, 401)],
+        error={"kind": rng.choice(["infra", "harness", "timeout", "model"]),
+               "message": "connection refused"} if outcome == "error" else None,
+        isolation=rng.choice(["full", "degraded"]) if suite == "coding" else None,
+        code_source="message" if suite == "coding" else None,
+        evidence={"stdout": "ok\n" * rng.randrange(0, 40)} if suite == "coding" else {},
+        run_index=run,
+    )
+    if rng.random() < 0.3:
+        r["truncated_thinking"] = False
+    r["settings"] = {**r["settings"], "temperature": rng.choice([0, 0.7]), "seed": run}
+    if agent in ("pi", "claude-code"):
+        r["settings"]["agent_env"] = ["HOME", "PATH", "LANG", "ANTHROPIC_API_KEY"]
+    r["checks"] = {"passed": passed, "total": total, "details": [
+        {"name": f"test_case_{i}", "passed": i < passed,
+         "message": "" if i < passed else "AssertionError: expected [1, 2], got [2, 1]",
+         "duration_s": rng.uniform(0, 0.01)} for i in range(total)]}
+    r["metrics"].update(wall_s=wall, ttft_ms=ttft, answer_ttft_ms=ttft, output_tokens=tokens,
+                        tokens_per_s=None if tokens is None else rng.uniform(5, 200),
+                        cost_usd=None if agent == "llamacpp" else rng.uniform(0, 0.05),
+                        thinking_tokens=0, thinking_tokens_source="counted",
+                        check_s=rng.uniform(0.01, 0.2))
+    return r
+
+
+def generate(folder: Path, count: int, seed: int = 12) -> None:
+    """`count` varied, schema-valid result files (each validated as BenchRig writes them)."""
+    template = json.loads((ROOT / "results" / "EXAMPLE.json").read_text(encoding="utf-8"))
+    rng = random.Random(seed)
+    every = tasks()
+    n = 0
+    while n < count:
+        model, agent = rng.choice(MODELS), rng.choice(AGENTS)
+        for run in range(rng.choice([1, 1, 3])):
+            for task in every:
+                if n == count:
+                    return
+                r = one_result(template, rng, n, model, agent, task, run)
+                validate(r)
+                result_path(folder, r).write_text(result_text(r), encoding="utf-8")
+                n += 1
+
+
+def timed(argv: list[str]) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS MiB, stdout) of one whole process, from its own
+    rusage."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        began = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=ROOT,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - began
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"{argv} failed ({proc.returncode}): {err.read().decode()[-2000:]}")
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--format", default="table", choices=["table", "markdown", "csv"])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="benchrig-summary-") as tmp:
+        folder = Path(tmp)
+        began = time.perf_counter()
+        generate(folder, args.files)
+        size = sum(p.stat().st_size for p in folder.glob("*.json"))
+        print(f"{args.files} result files, {size / 2**20:.1f} MiB, generated in "
+              f"{time.perf_counter() - began:.1f} s")
+        commands = {
+            "benchrig summary": [sys.executable, "-m", "benchrig.cli", "summary", str(folder),
+                                 "--format", args.format],
+            "bare read-and-count": [sys.executable, "-c", BARE, str(folder)],
+        }
+        walls: dict[str, list[float]] = {name: [] for name in commands}
+        cpus: dict[str, list[float]] = {name: [] for name in commands}
+        peaks: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.rounds):
+            for name, argv in commands.items():
+                wall, cpu, peak, _out = timed(argv)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                peaks[name].append(peak)
+    print(f"\n| command ({args.rounds} rounds, interleaved) | wall, median | range | "
+          "CPU, median | peak RSS |")
+    print("|---|---|---|---|---|")
+    for name in commands:
+        w = walls[name]
+        print(f"| {name} | {statistics.median(w):.3f} s | {min(w):.3f}–{max(w):.3f} s | "
+              f"{statistics.median(cpus[name]):.3f} s | {max(peaks[name]):.0f} MiB |")
+    ratio = statistics.median(walls["benchrig summary"]) / statistics.median(
+        walls["bare read-and-count"])
+    print(f"\nsummary ÷ bare: {ratio:.1f}×; target {TARGET_S:.0f} s and {TARGET_MIB} MiB "
+          f"for 10,000 files")
+
+
+if __name__ == "__main__":
+    main()
