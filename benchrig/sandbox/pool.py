@@ -40,19 +40,23 @@ class SandboxPool:
     """The sandboxes of one run, all confined as `confinement` says, with `limits`.
 
     The defaults (the one place they are chosen): the strongest confinement that works
-    here (`detect()`, tried when first needed) and `Limits()`. With `prestart`, the sandbox
-    for the next candidate process is launched when an attempt ends (`replenish`); without
-    it, every one starts cold. Close the pool (or use it as a context manager) to stop its
-    spare; one left open is closed at exit.
+    here (`detect()`, tried when first needed) and `Limits()`. With `prestart`, whenever a
+    sandbox is taken its replacement is launched at once, so it boots while the attempt
+    that took the last one runs (back to back, the next attempt finds it ready); `depth`
+    spares are kept per module file. Without `prestart`, every sandbox starts cold. Close
+    the pool (or use it as a context manager) to stop its spares; one left open is closed
+    at exit.
     """
 
     def __init__(self, confinement: Confinement | None = None, limits: Limits | None = None,
-                 *, prestart: bool = True) -> None:
+                 *, prestart: bool = True, depth: int = 1) -> None:
         self._confinement = confinement
         self.limits = limits or Limits()
         self.prestart = prestart
+        self.depth = depth
         self._lock = threading.Lock()
-        self._spares: dict[str, CandidateProcess] = {}  # by the candidate module's file name
+        # by the candidate module's file name, oldest (most likely booted) first
+        self._spares: dict[str, list[CandidateProcess]] = {}
         self._closed = False
         self._at_exit = False
 
@@ -63,44 +67,53 @@ class SandboxPool:
         return self._confinement
 
     def take(self, module_file: str) -> CandidateProcess:
-        """The spare if one is ready, else a sandbox started now."""
-        with self._lock:
-            spare = self._spares.pop(module_file, None)
-        if spare is not None:
+        """The oldest spare, else a sandbox started now; its replacement is launched first."""
+        while True:
+            with self._lock:
+                waiting = self._spares.get(module_file) or []
+                spare = waiting.pop(0) if waiting else None
+            if spare is None:
+                taken = start(self.confinement, self.limits, module_file)
+                break
             if spare.proc.poll() is None:
-                return spare
+                taken = spare
+                break
             discard(spare)  # it died waiting (killed from outside): never hand that out
-        return start(self.confinement, self.limits, module_file)
+        self.replenish(module_file)
+        return taken
 
     def replenish(self, module_file: str) -> None:
-        """Have a spare ready for the next attempt (nothing when cold or closed)."""
+        """Have `depth` spares ready for the next attempts (nothing when cold or closed)."""
         # Without a uid of its own a candidate could tamper with a spare of its own uid (and
         # so with the next attempt): such sandboxes start cold, after the last one is swept.
-        if (not self.prestart or not self.confinement.dedicated_uid or self._closed
-                or module_file in self._spares):
+        if not self.prestart or self._closed or not self.confinement.dedicated_uid:
             return
-        try:
-            spare = start(self.confinement, self.limits, module_file)
-        except SandboxError:
-            return  # the next attempt will start one itself, and report the failure
-        with self._lock:
-            extra = self._spares.pop(module_file, None)
-            self._spares[module_file] = spare
-            if not self._at_exit:  # bubblewrap would take it down with BenchRig too
-                atexit.register(self.close)
-                self._at_exit = True
-        if extra is not None:
-            discard(extra)
+        while len(self._spares.get(module_file) or ()) < self.depth:
+            try:
+                spare = start(self.confinement, self.limits, module_file)
+            except SandboxError:
+                return  # the next attempt will start one itself, and report the failure
+            with self._lock:
+                waiting = self._spares.setdefault(module_file, [])
+                extra = spare if self._closed or len(waiting) >= self.depth else None
+                if extra is None:
+                    waiting.append(spare)
+                if not self._at_exit:  # bubblewrap would take it down with BenchRig too
+                    atexit.register(self.close)
+                    self._at_exit = True
+            if extra is not None:
+                discard(extra)
+                return
 
     def spares(self) -> list[CandidateProcess]:
         """The sandboxes waiting for an attempt."""
         with self._lock:
-            return list(self._spares.values())
+            return [proc for waiting in self._spares.values() for proc in waiting]
 
     def close(self) -> None:
         """Stop every spare; later attempts still get sandboxes, started cold."""
         with self._lock:
-            spares = list(self._spares.values())
+            spares = [proc for waiting in self._spares.values() for proc in waiting]
             self._spares.clear()
             self._closed = True
             if self._at_exit:
