@@ -210,6 +210,27 @@ def test_spares_are_stopped_and_swept_when_the_pool_closes() -> None:
         assert spare.box.uid not in confinement.live_processes().values()
 
 
+def test_a_sandbox_stopped_before_it_has_started_its_pid_1_stops_at_once() -> None:
+    # What `benchrig run` does at exit with the spare it launched after the last attempt:
+    # stop it at once. Its bubblewrap has no pid 1 yet (no child to SIGKILL), and the stop
+    # used to wait 2 s for a bubblewrap that was never told to end.
+    from benchrig.sandbox import Limits
+    from benchrig.sandbox.pool import start
+
+    conf = confinement.detect()
+    if not conf.namespaces:
+        pytest.skip("no bubblewrap here")
+    for _ in range(3):
+        proc = start(conf, Limits(), "solution.py")
+        began = time.monotonic()
+        assert proc.stop() is None
+        proc.box.remove()
+        assert time.monotonic() - began < 1.0
+        assert proc.proc.poll() is not None
+        if proc.box.uid is not None:
+            assert proc.box.uid not in confinement.live_processes().values()
+
+
 def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
     (tmp_path / "custom.md").write_text(
         "---\nid: custom\nsuite: coding\nlanguage: python\ndifficulty: easy\ntags: [t]\n"
