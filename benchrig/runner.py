@@ -130,6 +130,13 @@ def recorded_settings(settings: Settings, output: DriverOutput | None) -> dict[s
             **{f"{name}_requested": asked[name] for name in SENT}}
 
 
+def candidate_cpu_s(verdict: Verdict | None) -> float | None:
+    """The CPU time of the sandboxed candidate processes, when the check ran any."""
+    sandbox = verdict.evidence.get("sandbox") if verdict else None
+    cpu = sandbox.get("cpu_s") if isinstance(sandbox, dict) else None
+    return float(cpu) if isinstance(cpu, int | float) and not isinstance(cpu, bool) else None
+
+
 def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: str | None,
             settings: Settings, started: str, ended: str, output: DriverOutput | None,
             error: DriverError | None, verdict: Verdict | None, check_s: float | None,
@@ -138,6 +145,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
     metrics = (with_thinking_tokens(output.metrics, transcript.thinking, transcript.answer)
                if output and transcript else Metrics()).to_json()
     metrics["check_s"] = check_s
+    metrics["candidate_cpu_s"] = candidate_cpu_s(verdict)
     if error is not None:
         outcome, notes = "error", f"{error.kind}: {error.message}"
     else:
