@@ -209,9 +209,10 @@ def exit_stall(runs: int) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         answer = Path(scratch) / "answer.md"
         answer.write_text(f"```python\n{solution}```\n")
-        command = [sys.executable, "-m", "benchrig", "run", "--task", "valid-brackets",
-                   "--model", "oracle", "--agent", "replay", "--provider", str(answer),
-                   "--runs", "3", "--results-dir", str(Path(scratch) / "results")]
+        command = [sys.executable, "-c", "from benchrig.cli import main; main()", "run",
+                   "valid-brackets", "--model", "oracle", "--agent", "replay",
+                   "--provider", str(answer), "--runs", "3",
+                   "--results-dir", str(Path(scratch) / "results")]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         for index in range(runs):
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -359,15 +359,19 @@ def sweep_uid(uid: int, timeout_s: float = SWEEP_TIMEOUT_S) -> int:
         pause = min(pause * 2, 0.05)
 
 
+TREE_WALK_MAX = 256  # processes a CPU reading visits: a fork-and-exit chain is endless
+
+
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + sys) of `pid` and every live descendant, as the kernel counts
     them (nothing the processes say): each thread's run time (`schedstat`, ns), plus what
     children already reaped had used (`cutime` + `cstime` in `stat`, clock ticks). A
-    process the kernel reaped by itself (its parent ignored SIGCHLD) is not in it."""
+    process the kernel reaped by itself (its parent ignored SIGCHLD) is not in it, nor
+    are processes beyond the first TREE_WALK_MAX visited."""
     tick = os.sysconf("SC_CLK_TCK")
     total_ns, ticks = 0, 0
     pending, seen = [pid], set()
-    while pending:
+    while pending and len(seen) < TREE_WALK_MAX:
         current = pending.pop()
         if current in seen:
             continue
