@@ -370,7 +370,7 @@ def tree_cpu_s(pid: int) -> float:
     are processes beyond the first TREE_WALK_MAX visited."""
     tick = os.sysconf("SC_CLK_TCK")
     total_ns, ticks = 0, 0
-    pending, seen = [pid], set()
+    pending, seen = [pid], set[int]()
     while pending and len(seen) < TREE_WALK_MAX:
         current = pending.pop()
         if current in seen:
