@@ -133,11 +133,20 @@ def recorded_settings(settings: Settings, output: DriverOutput | None) -> dict[s
             **{f"{name}_requested": asked[name] for name in SENT}}
 
 
-def _metrics(output: DriverOutput | None, check_s: float | None) -> dict[str, Any]:
+def candidate_cpu_s(verdict: Verdict | None) -> float | None:
+    """The CPU time of the sandboxed candidate processes, when the check ran any."""
+    sandbox = verdict.evidence.get("sandbox") if verdict else None
+    cpu = sandbox.get("cpu_s") if isinstance(sandbox, dict) else None
+    return float(cpu) if isinstance(cpu, int | float) and not isinstance(cpu, bool) else None
+
+
+def _metrics(output: DriverOutput | None, check_s: float | None,
+             verdict: Verdict | None) -> dict[str, Any]:
     transcript = output.transcript if output else None
     metrics = (with_thinking_tokens(output.metrics, transcript.thinking, transcript.answer)
                if output and transcript else Metrics()).to_json()
     metrics["check_s"] = check_s
+    metrics["candidate_cpu_s"] = candidate_cpu_s(verdict)
     return metrics
 
 
@@ -174,7 +183,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "started_at": started,
         "ended_at": ended,
         "run_id": secrets.token_hex(6),
-        "metrics": _metrics(output, check_s),
+        "metrics": _metrics(output, check_s, verdict),
         "result": outcome,
         "pass_at_1": outcome == "pass",
         "notes": notes,

@@ -80,6 +80,7 @@ class CandidateRunner:
         self.limits_failed: set[str] = set()
         self.python: str | None = None
         self.uids: list[int | None] = []
+        self.cpu_s: float | None = 0.0  # its processes', as the kernel counted them
         self.sandbox_failure: SandboxError | None = None
 
     def left(self) -> float:
@@ -153,6 +154,8 @@ class CandidateRunner:
                 problem = proc.stop()
             finally:
                 self.outputs.append((proc.stdout.text(), proc.stderr.text()))
+                self.cpu_s = (None if self.cpu_s is None or proc.cpu_s is None
+                              else self.cpu_s + proc.cpu_s)
                 self.leftovers += proc.box.remove()
             if problem is not None:
                 self.cleanup_problems.append(problem)
@@ -289,6 +292,8 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
         sandbox={**conf.describe(), "isolation": level, "uids": runner.uids,
                  "python": runner.python, "limits_failed": sorted(runner.limits_failed),
                  "cleanup": "; ".join(runner.cleanup_problems) or "verified",
+                 "cpu_s": (None if runner.cpu_s is None or not runner.uids
+                           else round(runner.cpu_s, 6)),
                  "removed_leftovers": runner.leftovers[:20]},
     )
     pool.replenish(SOLUTION_MODULE)  # the next attempt starts warm

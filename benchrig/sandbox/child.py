@@ -248,6 +248,7 @@ def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
     frame(fd_out, {"hello": {"pid": os.getpid(), "uid": os.getuid(), "keeper": keeper,
                              "limits_failed": failed, "python": sys.version.split()[0]}})
     server = Server(module_path)
+    me = os.getpid()
     while True:
         try:
             size = int.from_bytes(_read_exact(fd_in, 4), "big")
@@ -258,6 +259,11 @@ def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
             reply = server.handle(request)
         except BaseException as exc:  # the candidate's failure is data for the parent
             reply = _error(exc)
+        if os.getpid() != me:
+            # a copy the candidate forked fell out of its code into this loop (a failed
+            # fork in a chain, an exception in a child): it must neither answer nor read
+            # the parent's requests. A deliberate write is still caught by the request id.
+            os._exit(0)
         reply["id"] = request.get("id")
         try:
             data = to_json(reply)

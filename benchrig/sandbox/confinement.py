@@ -359,6 +359,36 @@ def sweep_uid(uid: int, timeout_s: float = SWEEP_TIMEOUT_S) -> int:
         pause = min(pause * 2, 0.05)
 
 
+TREE_WALK_MAX = 256  # processes a CPU reading visits: a fork-and-exit chain is endless
+
+
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + sys) of `pid` and every live descendant, as the kernel counts
+    them (nothing the processes say): each thread's run time (`schedstat`, ns), plus what
+    children already reaped had used (`cutime` + `cstime` in `stat`, clock ticks). A
+    process the kernel reaped by itself (its parent ignored SIGCHLD) is not in it, nor
+    are processes beyond the first TREE_WALK_MAX visited."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total_ns, ticks = 0, 0
+    pending, seen = [pid], set[int]()
+    while pending and len(seen) < TREE_WALK_MAX:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with open(f"/proc/{current}/stat", "rb") as handle:
+                fields = handle.read().rpartition(b")")[2].split()
+            ticks += int(fields[13]) + int(fields[14])  # cutime, cstime (fields 16, 17)
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/schedstat", "rb") as handle:
+                    total_ns += int(handle.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile: its parent's cutime has it once reaped
+        pending += children_of(current)
+    return total_ns / 1e9 + ticks / tick
+
+
 def children_of(pid: int) -> list[int]:
     """Direct children of `pid` (from /proc; empty when it is gone)."""
     kids: list[int] = []

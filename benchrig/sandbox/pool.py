@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import queue
 import threading
+from collections.abc import Callable
 from types import TracebackType
 
 from benchrig.core.errors import SandboxError
@@ -36,23 +38,63 @@ def discard(proc: CandidateProcess) -> None:
     proc.box.remove()
 
 
+_jobs: queue.SimpleQueue[tuple[Callable[[], None], threading.Event]] = queue.SimpleQueue()
+_launcher: list[threading.Thread] = []
+_launcher_lock = threading.Lock()
+
+
+def _launch_forever() -> None:
+    while True:
+        job, done = _jobs.get()
+        try:
+            job()
+        except Exception:  # the next attempt starts its own, and reports why
+            pass
+        finally:
+            done.set()
+
+
+def in_background(job: Callable[[], None]) -> threading.Event:
+    """Run `job` on the one launcher thread of this process; set when it is done.
+
+    One thread that lives as long as the process: bubblewrap's --die-with-parent fires
+    when the *thread* that started it ends, so a sandbox launched from a short-lived
+    thread would be killed with it, spare or in use.
+    """
+    with _launcher_lock:
+        if not _launcher:
+            thread = threading.Thread(target=_launch_forever, name="benchrig-sandbox-launcher",
+                                      daemon=True)
+            thread.start()
+            _launcher.append(thread)
+    done = threading.Event()
+    _jobs.put((job, done))
+    return done
+
+
 class SandboxPool:
     """The sandboxes of one run, all confined as `confinement` says, with `limits`.
 
     The defaults (the one place they are chosen): the strongest confinement that works
-    here (`detect()`, tried when first needed) and `Limits()`. With `prestart`, the sandbox
-    for the next candidate process is launched when an attempt ends (`replenish`); without
-    it, every one starts cold. Close the pool (or use it as a context manager) to stop its
-    spare; one left open is closed at exit.
+    here (`detect()`, tried when first needed) and `Limits()`. With `prestart`, whenever a
+    sandbox is taken its replacement is launched at once, so it boots while the attempt
+    that took the last one runs (back to back, the next attempt finds it ready); `depth`
+    spares are kept per module file. Without `prestart`, every sandbox starts cold. Close
+    the pool (or use it as a context manager) to stop its spares; one left open is closed
+    at exit.
     """
 
     def __init__(self, confinement: Confinement | None = None, limits: Limits | None = None,
-                 *, prestart: bool = True) -> None:
+                 *, prestart: bool = True, depth: int = 1) -> None:
         self._confinement = confinement
         self.limits = limits or Limits()
         self.prestart = prestart
+        self.depth = depth
         self._lock = threading.Lock()
-        self._spares: dict[str, CandidateProcess] = {}  # by the candidate module's file name
+        # by the candidate module's file name, oldest (most likely booted) first
+        self._spares: dict[str, list[CandidateProcess]] = {}
+        self._launching: dict[str, int] = {}  # spares being launched now, per module file
+        self._launches: list[threading.Event] = []  # background launches not yet done
         self._closed = False
         self._at_exit = False
 
@@ -63,46 +105,81 @@ class SandboxPool:
         return self._confinement
 
     def take(self, module_file: str) -> CandidateProcess:
-        """The spare if one is ready, else a sandbox started now."""
-        with self._lock:
-            spare = self._spares.pop(module_file, None)
-        if spare is not None:
+        """The oldest spare, else a sandbox started now; its replacement is launched at
+        once, beside the attempt that takes this one (off its path)."""
+        while True:
+            with self._lock:
+                waiting = self._spares.get(module_file) or []
+                spare = waiting.pop(0) if waiting else None
+            if spare is None:
+                taken = start(self.confinement, self.limits, module_file)
+                break
             if spare.proc.poll() is None:
-                return spare
+                taken = spare
+                break
             discard(spare)  # it died waiting (killed from outside): never hand that out
-        return start(self.confinement, self.limits, module_file)
+        if self._wanted(module_file):
+            done = in_background(lambda: self.replenish(module_file))
+            with self._lock:
+                self._launches = [*(e for e in self._launches if not e.is_set()), done]
+        return taken
 
-    def replenish(self, module_file: str) -> None:
-        """Have a spare ready for the next attempt (nothing when cold or closed)."""
+    def _wanted(self, module_file: str) -> bool:
         # Without a uid of its own a candidate could tamper with a spare of its own uid (and
         # so with the next attempt): such sandboxes start cold, after the last one is swept.
-        if (not self.prestart or not self.confinement.dedicated_uid or self._closed
-                or module_file in self._spares):
-            return
-        try:
-            spare = start(self.confinement, self.limits, module_file)
-        except SandboxError:
-            return  # the next attempt will start one itself, and report the failure
+        if not self.prestart or self._closed or not self.confinement.dedicated_uid:
+            return False
         with self._lock:
-            extra = self._spares.pop(module_file, None)
-            self._spares[module_file] = spare
-            if not self._at_exit:  # bubblewrap would take it down with BenchRig too
-                atexit.register(self.close)
-                self._at_exit = True
-        if extra is not None:
-            discard(extra)
+            have = len(self._spares.get(module_file) or ()) + self._launching.get(module_file, 0)
+        return have < self.depth
+
+    def replenish(self, module_file: str) -> None:
+        """Have `depth` spares ready or on their way (nothing when cold or closed)."""
+        if not self._wanted(module_file):
+            return
+        while True:
+            with self._lock:
+                have = (len(self._spares.get(module_file) or ())
+                        + self._launching.get(module_file, 0))
+                if self._closed or have >= self.depth:
+                    return
+                self._launching[module_file] = self._launching.get(module_file, 0) + 1
+            spare: CandidateProcess | None = None
+            with contextlib.suppress(SandboxError):  # the next attempt will start one
+                spare = start(self.confinement, self.limits, module_file)  # and report it
+            with self._lock:
+                self._launching[module_file] -= 1
+                if spare is not None and not self._closed:
+                    self._spares.setdefault(module_file, []).append(spare)
+                    if not self._at_exit:  # bubblewrap would take it down with BenchRig too
+                        atexit.register(self.close)
+                        self._at_exit = True
+                    continue
+            if spare is not None:
+                discard(spare)  # the pool closed meanwhile
+            return
 
     def spares(self) -> list[CandidateProcess]:
-        """The sandboxes waiting for an attempt."""
+        """The sandboxes waiting for an attempt (once those being launched are in)."""
+        self._wait_launches()
         with self._lock:
-            return list(self._spares.values())
+            return [proc for waiting in self._spares.values() for proc in waiting]
+
+    def _wait_launches(self) -> None:
+        with self._lock:
+            launches, self._launches = self._launches, []
+        if threading.current_thread() not in _launcher:
+            for done in launches:
+                done.wait()
 
     def close(self) -> None:
         """Stop every spare; later attempts still get sandboxes, started cold."""
         with self._lock:
-            spares = list(self._spares.values())
-            self._spares.clear()
             self._closed = True
+        self._wait_launches()  # a launch under way ends with its spare discarded
+        with self._lock:
+            spares = [proc for waiting in self._spares.values() for proc in waiting]
+            self._spares.clear()
             if self._at_exit:
                 atexit.unregister(self.close)
                 self._at_exit = False

@@ -268,6 +268,11 @@ class CandidateProcess:
                 os.close(fd)
         self.stdout, self.stderr = Output(out_r), Output(err_r)
         self.hello: dict[str, Any] | None = None
+        self.cpu_s: float | None = None  # its processes' CPU time, read when it is stopped
+        # Its exit as something poll() can wait on: no sleep loop (Popen.wait polls)
+        self._exit_fd: int | None = None
+        with contextlib.suppress(OSError, AttributeError):  # Linux 5.3+
+            self._exit_fd = os.pidfd_open(self.proc.pid)
 
     def ready(self) -> dict[str, Any]:
         """The sandbox's first words, sent before any candidate code runs (read once)."""
@@ -365,10 +370,21 @@ class CandidateProcess:
             raise CandidateTimeout("timed out")
         return left
 
-    def _died(self) -> CandidateDied:
+    def _wait_exit(self, timeout_s: float) -> int | None:
+        """Reap the sandbox's first process if it ends within `timeout_s`; its exit code."""
+        if self._exit_fd is not None and self.proc.returncode is None:
+            poller = select.poll()
+            poller.register(self._exit_fd, select.POLLIN)
+            poller.poll(timeout_s * 1000)  # readable as soon as it has exited
+            return self.proc.poll()
         try:
-            code = self.proc.wait(timeout=1.0)
+            return self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            return None
+
+    def _died(self) -> CandidateDied:
+        code = self._wait_exit(1.0)
+        if code is None:
             return CandidateDied("candidate closed its channel")
         if code > 128 and self.box.confinement.namespaces:
             code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
@@ -384,24 +400,29 @@ class CandidateProcess:
         conf = self.box.confinement
         problem: str | None = None
         try:
+            if self.proc.returncode is None:  # before anything is killed
+                self.cpu_s = confinement.tree_cpu_s(self.proc.pid)
             if conf.keeper:
                 problem = self._stop_keeper()
             else:
                 if conf.namespaces:
                     # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and
-                    # bubblewrap's monitor exits once it has reaped that pid 1.
-                    for pid in confinement.children_of(self.proc.pid):
+                    # bubblewrap's monitor exits once it has reaped that pid 1. A sandbox
+                    # that has not forked its pid 1 yet (a spare just started) has nothing
+                    # inside to wait for: bubblewrap itself is killed at once, below.
+                    inside = confinement.children_of(self.proc.pid)
+                    for pid in inside:
                         with contextlib.suppress(ProcessLookupError):
                             os.kill(pid, signal.SIGKILL)
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        self.proc.wait(timeout=2.0)
+                    if inside:
+                        self._wait_exit(2.0)
                 self._kill_group()
                 if self.box.uid is not None:
                     if not conf.namespaces:  # no pid namespace to take them all down at once
                         confinement.kill_as(self.box.uid)
                     confinement.sweep_uid(self.box.uid)
         finally:
-            for fd in (self._to_child, self._from_child, self._control):
+            for fd in (self._to_child, self._from_child, self._control, self._exit_fd):
                 if fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(fd)
@@ -412,8 +433,7 @@ class CandidateProcess:
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5.0)
+        self._wait_exit(5.0)
 
     def _stop_keeper(self) -> str | None:
         if not self.box.confinement.namespaces:
@@ -423,10 +443,7 @@ class CandidateProcess:
         with contextlib.suppress(OSError):
             os.close(self._control)
         self._control = None
-        try:
-            code = self.proc.wait(timeout=confinement.SWEEP_TIMEOUT_S + 2)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = self._wait_exit(confinement.SWEEP_TIMEOUT_S + 2)
         self._kill_group()
         if code == 0:
             return None

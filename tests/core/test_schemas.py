@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from benchrig.result import load_results
 from benchrig.schemas import accepts, problems, reference_problems
 from benchrig.spec import load_task
-from tests.helpers import scorecard_fixture
 from tests.conftest import ROOT, TASKS
+from tests.helpers import scorecard_fixture
 from tests.helpers.schema_agreement import disagreement
 
 EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())

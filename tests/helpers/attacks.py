@@ -453,4 +453,12 @@ def add(a, b):
         view = view[os.write(int(sys.argv[3]), view):]
     return a + b
 """, "fail", (False,) * 4, judge_bounded=True),
+    # A copy the candidate forks that falls out of its code (here on purpose; in a fork
+    # chain when a fork fails at the process limit) lands in the sandbox's request loop: it
+    # must neither answer nor read the harness's requests, or a correct candidate fails.
+    Attack("forked-copy-falls-through", "detached children", """
+import os
+if os.fork() == 0:
+    raise RuntimeError("the forked copy falls out of the candidate's module")
+""" + CORRECT, "pass"),
 ]

@@ -214,6 +214,27 @@ def test_spares_are_stopped_and_swept_when_the_pool_closes() -> None:
         assert spare.box.uid not in confinement.live_processes().values()
 
 
+def test_a_sandbox_stopped_before_it_has_started_its_pid_1_stops_at_once() -> None:
+    # What `benchrig run` does at exit with the spare it launched after the last attempt:
+    # stop it at once. Its bubblewrap has no pid 1 yet (no child to SIGKILL), and the stop
+    # used to wait 2 s for a bubblewrap that was never told to end.
+    from benchrig.sandbox import Limits
+    from benchrig.sandbox.pool import start
+
+    conf = confinement.detect()
+    if not conf.namespaces:
+        pytest.skip("no bubblewrap here")
+    for _ in range(3):
+        proc = start(conf, Limits(), "solution.py")
+        began = time.monotonic()
+        assert proc.stop() is None
+        proc.box.remove()
+        assert time.monotonic() - began < 1.0
+        assert proc.proc.poll() is not None
+        if proc.box.uid is not None:
+            assert proc.box.uid not in confinement.live_processes().values()
+
+
 def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
     (tmp_path / "custom.md").write_text(
         "---\nid: custom\nsuite: coding\nlanguage: python\ndifficulty: easy\ntags: [t]\n"
@@ -309,6 +330,49 @@ def test_an_attempt_judges_in_the_pool_its_run_hands_it(lru: TaskSpec, tmp_path:
                            tmp_path / "results", sandboxes=pool)
     assert done.result["result"] == "pass"
     assert done.result["evidence"]["sandbox"]["dedicated_uid"] is False  # the pool's, not ours
+
+
+BURN = ("import os, time\n\ndef burn(seconds):\n    end = time.process_time() + seconds\n"
+        "    while time.process_time() < end:\n        pass\n\n"
+        "burn(0.3)\nif os.fork() == 0:\n    burn(0.3)\n    os._exit(0)\nos.wait()\n"
+        "if os.fork() == 0:\n    os.setsid()\n    burn(5)\n"
+        "def add(a, b):\n    burn(0.3)\n    return a + b\n")
+
+
+@pytest.mark.parametrize("level", ["full", "degraded"])
+def test_the_candidates_cpu_time_is_counted_by_the_kernel_not_by_it(tmp_path: Path,
+                                                                    level: str) -> None:
+    # At import it burns 0.3 s itself and 0.3 s in a child it waits for, and leaves a
+    # daemon burning; each call burns 0.3 s more. BenchRig's own CPU showed none of it.
+    task = custom_task(tmp_path, "from solution import add\n\ndef test_add():\n"
+                       "    assert add(1, 2) == 3\n", timeout_s=10.0)
+    conf = confinement.detect()
+    if level == "degraded":
+        conf = conf.without_namespaces()
+    elif conf.level != "full":
+        pytest.skip("no full isolation here")
+    with SandboxPool(conf) as pool:
+        report = run_tests(task, BURN, pool)
+        idle = run_tests(task, "def add(a, b):\n    return a + b\n", pool)
+    assert report.all_passed, report.details
+    assert 0.85 <= report.sandbox["cpu_s"] < 5.0  # 0.9 s, plus the daemon's part of a second
+    assert 0.0 < idle.sandbox["cpu_s"] < 0.3
+
+
+def test_a_result_records_the_candidates_cpu_time(lru: TaskSpec, tmp_path: Path) -> None:
+    from benchrig.drivers.replay import ReplayDriver
+    from benchrig.runner import Overrides, run_attempt, settings_for
+
+    answer = answer_file(tmp_path, fenced(GOOD))
+    done = run_attempt(lru, "m", ReplayDriver(), str(answer), settings_for(lru, Overrides()),
+                       tmp_path / "results")
+    metrics = done.result["metrics"]
+    assert 0.0 < metrics["candidate_cpu_s"] < metrics["check_s"] + 1.0
+    assert metrics["candidate_cpu_s"] == done.result["evidence"]["sandbox"]["cpu_s"]
+    nothing = answer_file(tmp_path, "no code here", "none.md")
+    done = run_attempt(lru, "m", ReplayDriver(), str(nothing), settings_for(lru, Overrides()),
+                       tmp_path / "results")
+    assert done.result["metrics"]["candidate_cpu_s"] is None
 
 
 # ---------------------------------------------------------------- `from solution import *`
