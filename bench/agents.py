@@ -68,7 +68,8 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
         assert attempt.result["result"] == "pass", attempt.result["notes"]
         entries = [json.loads(line) for line in log.read_text().splitlines()]
         argv = next(entry["argv"] for entry in entries if "argv" in entry)
-        env = dict(os.environ)
+        # the bare run gets what the driver sets itself (IS_SANDBOX: claude refuses root without)
+        env = {**os.environ, **(attempt.result["settings"].get("agent_fixed_env") or {})}
         bare, confined = 0.0, 0.0
         with tempfile.TemporaryDirectory() as workspace:
             wrapped = confine([str(FIXTURE), *argv], workspace=Path(workspace),
