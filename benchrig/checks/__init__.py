@@ -10,6 +10,7 @@ BenchRig: a plugin check does not import them.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping
 from importlib.metadata import entry_points
@@ -34,7 +35,10 @@ BUILTIN = {
 }
 
 
+@functools.cache
 def _plugins() -> dict[str, str]:
+    # read once per process: scanning every installed package's metadata costs ~10 ms, and
+    # the runner loads the checks before every attempt
     return {point.name: point.value for point in entry_points(group=GROUP)}
 
 
