@@ -210,7 +210,11 @@ def end_to_end(events: int) -> float:
     finally:
         server.close()
     m = out.metrics
-    assert m.output_tokens == events and m.wall_s and m.ttft_ms is not None
+    # flat out from loopback is faster than any real model: beyond the decode ceiling the
+    # count is rejected as implausible (docs/metrics.md#plausibility-bounds); the events the
+    # server sent are still what was parsed
+    assert m.output_tokens == events or "output_tokens" in m.rejected, m.rejected
+    assert m.wall_s and m.ttft_ms is not None
     return events / (m.wall_s - m.ttft_ms / 1000)
 
 
