@@ -4,7 +4,7 @@ driver sees of it (no hidden tests, no expected answer)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -48,12 +48,8 @@ class TaskSpec:
         return tuple(dict.fromkeys(found))
 
     def view(self) -> TaskView:
-        """What a driver is given of this task."""
-        return TaskView(id=self.id, suite=self.suite, language=self.language,
-                        difficulty=self.difficulty, tags=self.tags, timeout_s=self.timeout_s,
-                        title=self.title, body=self.body, max_tokens=self.max_tokens,
-                        temperature=self.temperature, think=self.think,
-                        solution_file=self.solution_file, entry_points=self.entry_points)
+        """What a driver is given of this task: the fields a TaskView has, nothing else."""
+        return TaskView(**{f.name: getattr(self, f.name) for f in fields(TaskView)})
 
 
 @dataclass(frozen=True)
