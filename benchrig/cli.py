@@ -171,7 +171,7 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                                       sandboxes=sandboxes)
             except UnrecordedAttempt as exc:  # counted as an error; the run goes on
                 bar.advance()
-                error(printable(str(exc)))
+                error(str(exc))
                 results.append(exc.result)
                 continue
             bar.advance()
@@ -239,7 +239,7 @@ def summary(
         raise BenchRigError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
     loaded = load_results(paths_ or [paths.results_dir()])
     for path, reason in loaded.rejected:
-        error(printable(f"{path}: skipped, not a valid result: {reason}"))
+        error(f"{path}: skipped, not a valid result: {reason}")
     if not loaded.results:
         error("no results to summarize")
         raise typer.Exit(1)
@@ -288,7 +288,7 @@ def list_() -> None:
     from benchrig.drivers import known
 
     for task in _tasks([]):
-        typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {task.title}")
+        typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
     typer.echo(f"\ndrivers: {', '.join(known())}")
 
 
@@ -358,7 +358,7 @@ def guarded(command: Callable[[], object]) -> NoReturn:
         code = command()
     except TaskError as exc:
         for problem in exc.problems:
-            typer.echo(problem, err=True)
+            typer.echo(printable(problem), err=True)
         sys.exit(2)
     except BenchRigError as exc:
         error(str(exc))

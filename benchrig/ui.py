@@ -8,6 +8,8 @@ from functools import cache
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from benchrig.textsafe import printable
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
@@ -28,9 +30,11 @@ def stderr() -> Console:
 
 
 def escape(text: str) -> str:
+    """`text` as stderr may show it: made printable (it may carry a candidate's, an agent's or
+    a task's words) and with rich's markup escaped."""
     from rich.markup import escape as rich_escape
 
-    return rich_escape(text)
+    return rich_escape(printable(text))
 
 
 def info(text: str) -> None:

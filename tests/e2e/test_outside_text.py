@@ -331,3 +331,12 @@ def test_a_driver_that_crashes_leaves_a_harness_error_result(tmp_path: Path) -> 
     assert "the crashing driver failed: KeyError" in done.result["error"]["message"]
     clean(done.result["error"]["message"])
     assert [r["result"] for r in results_in(tmp_path / "results")] == ["error"]
+
+
+def test_stderr_messages_from_outside_words_are_printable(results_dir: Path) -> None:
+    """An unknown suite is named back in the usage error: a name carrying a CSI and a line
+    break reaches stderr made printable (ui's one path for stderr)."""
+    ran = benchrig("run", "--suite", "x\x9b2J\nforged-line: pass", results_dir=results_dir)
+    assert ran.code == 2
+    assert "is not a suite" in ran.stderr
+    clean(ran.stderr)
