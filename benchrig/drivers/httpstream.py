@@ -12,7 +12,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -212,6 +212,16 @@ class Retries:
         return DriverError(error.kind, f"{error.message} (after {tries})", DriverOutput(
             Transcript(answer=""), Metrics(engine={"retries": self.to_json()}), runtime),
             phase=error.phase)
+
+def with_retries(runtime: Mapping[str, Any],
+                 attempt: Callable[[Retries], DriverOutput]) -> DriverOutput:
+    """One attempt of an HTTP runtime (`runtime`: its name and base URL, as the result's
+    environment names it): an error it ends in keeps the retries made before it."""
+    retries = Retries()
+    try:
+        return attempt(retries)
+    except DriverError as exc:
+        raise retries.attach(exc, runtime) from None
 
 
 def request_json(http: httpx.Client, method: str, url: str, body: Any = None,

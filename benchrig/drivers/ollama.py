@@ -25,6 +25,7 @@ from benchrig.drivers.httpstream import (
     positive,
     post_stream,
     request_json,
+    with_retries,
 )
 from benchrig.metrics import StreamCollector
 from benchrig.streams import NDJSONDecoder
@@ -130,11 +131,9 @@ class OllamaDriver:
         ollama_url(provider)  # only the URL's shape: a dead server becomes a result
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        root, retries = ollama_url(request.provider), Retries()
-        try:
-            return self._run(request, root, retries)
-        except DriverError as exc:
-            raise retries.attach(exc, {"name": "ollama", "base_url": root}) from None
+        root = ollama_url(request.provider)
+        return with_retries({"name": "ollama", "base_url": root},
+                            lambda retries: self._run(request, root, retries))
 
     def _run(self, request: DriverRequest, root: str, retries: Retries) -> DriverOutput:
         s, model, deadline = request.settings, request.model, request.deadline

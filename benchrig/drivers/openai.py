@@ -25,6 +25,7 @@ from benchrig.drivers.httpstream import (
     positive,
     post_stream,
     request_json,
+    with_retries,
 )
 from benchrig.metrics import StreamCollector
 from benchrig.streams import SSEDecoder
@@ -145,11 +146,9 @@ class OpenAIDriver:
         openai_url(provider)
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        root, retries = openai_url(request.provider), Retries()
-        try:
-            return self._run(request, root, retries)
-        except DriverError as exc:
-            raise retries.attach(exc, {"name": "openai-compatible", "base_url": root}) from None
+        root = openai_url(request.provider)
+        return with_retries({"name": "openai-compatible", "base_url": root},
+                            lambda retries: self._run(request, root, retries))
 
     def _run(self, request: DriverRequest, root: str, retries: Retries) -> DriverOutput:
         s, deadline = request.settings, request.deadline
