@@ -27,7 +27,14 @@ from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, WITHOUT_BUBBLEWRAP, benchrig
-from tests.helpers.agents import CONFINED, FIXTURES, needs_bwrap, task_with_timeout, use_fixture
+from tests.helpers.agents import (
+    CONFINED,
+    FIXTURES,
+    needs_bwrap,
+    task_with_timeout,
+    use_fixture,
+    use_probing_claude,
+)
 from tests.helpers.processes import host_processes, wait_dead
 
 SECRET = ROOT / "tasks" / "lru-cache.test.py"
@@ -36,12 +43,7 @@ SECRET = ROOT / "tasks" / "lru-cache.test.py"
 def snoop(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
           plan: dict[str, list[str]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """One claude-fixture attempt on lru-cache that probes first, then solves the task."""
-    log = use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
-    scenario = tmp_path / "probe.jsonl"
-    scenario.write_text('{"_fixture": "probe"}\n'
-                        + (FIXTURES / "streams" / "claude-success.jsonl").read_text())
-    monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(scenario))
-    monkeypatch.setenv("FAKE_AGENT_PROBE", json.dumps(plan))
+    log = use_probing_claude(monkeypatch, tmp_path, plan)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(home))

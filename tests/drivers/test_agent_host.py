@@ -19,7 +19,13 @@ from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import confinement
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
-from tests.helpers.agents import FIXTURES, needs_bwrap, task_with_timeout, use_fixture
+from tests.helpers.agents import (
+    FIXTURES,
+    needs_bwrap,
+    task_with_timeout,
+    use_fixture,
+    use_probing_claude,
+)
 
 HELPERS = ("bwrap", "setpriv", "kill", "nvidia-smi")
 
@@ -28,12 +34,7 @@ def claude_attempt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, probe: dict[
                    pass_env: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One claude-fixture attempt on lru-cache that probes first, then solves the task; the
     result and the fixture's log (its --version run included)."""
-    log = use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
-    scenario = tmp_path / "probe.jsonl"
-    scenario.write_text('{"_fixture": "probe"}\n'
-                        + (FIXTURES / "streams" / "claude-success.jsonl").read_text())
-    monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(scenario))
-    monkeypatch.setenv("FAKE_AGENT_PROBE", json.dumps(probe))
+    log = use_probing_claude(monkeypatch, tmp_path, probe)
     monkeypatch.setattr(agent_process, "_versions", {})  # ask --version again
     staged = tmp_path / "tasks" / "lru-cache.md"  # a task folder outside the checkout
     task = load_task(staged if staged.exists() else task_with_timeout(tmp_path, 60))

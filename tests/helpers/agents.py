@@ -53,6 +53,19 @@ def use_fixture(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, agent: str,
     return log
 
 
+def use_probing_claude(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                       probe: Any) -> Path:
+    """The claude fixture, made to run `probe` (fake_cli.py's probe plan) before it solves
+    lru-cache as claude-success does; its log."""
+    log = use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
+    scenario = tmp_path / "probe.jsonl"
+    scenario.write_text('{"_fixture": "probe"}\n'
+                        + (FIXTURES / "streams" / "claude-success.jsonl").read_text())
+    monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(scenario))
+    monkeypatch.setenv("FAKE_AGENT_PROBE", json.dumps(probe))
+    return log
+
+
 def task_with_timeout(tmp_path: Path, timeout_s: int) -> Path:
     folder = tmp_path / "tasks"
     folder.mkdir()
