@@ -4,10 +4,10 @@
 
 Answers of 1 to 164 Python blocks with a line of prose between them (what a model that
 shows its work step by step writes), extracted whole (`extract_code`, <think> split
-included); the figure is the median (and range) of `--rounds` runs. The target (issue 12) is 164 fences
-in under 5 ms. The second table is the case that stays costly: Python blocks that do not
-parse, each of which runs on through every later fence looking for one that makes it parse
-(see docs/benchmarks.md).
+included); the figure is the median (and range) of `--rounds` runs. The target (issue
+12) is 164 fences in under 5 ms. The second table is the case that stays costly: Python
+blocks that do not parse, each of which runs on through every later fence looking for one
+that makes it parse (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
