@@ -221,29 +221,78 @@ def validate(
     typer.echo(f"{len(loaded)} task(s) valid")
 
 
-@app.command()
-def summary(
-    paths_: Annotated[list[Path] | None, typer.Argument(metavar="[PATHS]...",
-        help="Result files or folders (default: results/).")] = None,
-    format_: Annotated[str, typer.Option("--format", "-f",
-        help="table (text), markdown (the report) or csv (one row per model).")] = "table",
-    table_only: Annotated[bool, typer.Option("--table-only",
-        help="Only the per-model table, without the scorecards.")] = False,
-) -> None:
-    """Per-model table, then per-suite scorecards, from results/*.json (EXAMPLE.json
-    ignored; invalid files named)."""
-    from benchrig.report import FORMATS, render
+# The filters of summary, compare and report (benchrig/report/select.py).
+Models = Annotated[list[str] | None, typer.Option("--model", "-m",
+    help="Only results of this model (repeatable).")]
+Suites = Annotated[list[str] | None, typer.Option("--suite", "-s",
+    help="Only results of this suite (repeatable).")]
+Labels = Annotated[list[str] | None, typer.Option("--label",
+    help="Only results run with this --label (repeatable).")]
+Since = Annotated[str | None, typer.Option("--since", metavar="DATE",
+    help="Only results started at or after DATE: 2026-11-30 or 2026-11-30T17:00Z (UTC "
+         "unless a zone is given).")]
+Drivers = Annotated[list[str] | None, typer.Option("--driver", "--agent", "-d",
+    help="Only results of this driver or agent (repeatable).")]
+ResultPaths = Annotated[list[Path] | None, typer.Argument(metavar="[PATHS]...",
+    help="Result files or folders (default: results/).")]
+
+
+def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
+             label: list[str] | None, since: str | None, driver: list[str] | None,
+             ) -> list[dict[str, Any]]:
+    """The valid results of `paths_` that the filters keep (invalid files named on stderr;
+    tasks whose file changed between results warned about); none: exit 1."""
+    from benchrig.report.select import Filters, changed_tasks, parse_since, selected
     from benchrig.result import load_results
 
-    if format_ not in FORMATS:
-        raise BenchRigError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
+    filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
+                      tuple(driver or ()), parse_since(since) if since else None)
     loaded = load_results(paths_ or [paths.results_dir()])
     for path, reason in loaded.rejected:
         error(f"{path}: skipped, not a valid result: {reason}")
-    if not loaded.results:
-        error("no results to summarize")
+    results = selected(loaded.results, filters)
+    if not results:
+        error("no results to summarize" if not loaded.results else
+              f"none of the {len(loaded.results)} results matches the filters")
         raise typer.Exit(1)
-    typer.echo(render(loaded.results, format_, table_only), nl=False)
+    changed = changed_tasks(results)
+    if changed:
+        names = ", ".join(f"{task} ({n} versions)" for task, n in list(changed.items())[:5])
+        warn(f"{len(changed)} task{'s' if len(changed) != 1 else ''} changed between these "
+             f"results (more than one task_hash): {names}{', …' if len(changed) > 5 else ''}; "
+             "their versions are counted together below (--since keeps the newer ones)")
+    return results
+
+
+@app.command()
+def summary(
+    paths_: ResultPaths = None,
+    format_: Annotated[str, typer.Option("--format", "-f",
+        help="table (text), markdown (the report), csv (one row per model) or json (figures "
+             "with n, intervals and methods).")] = "table",
+    table_only: Annotated[bool, typer.Option("--table-only",
+        help="Only the per-model table, without the scorecards.")] = False,
+    by: Annotated[str, typer.Option("--by",
+        help="model (the per-model table and scorecards) or task (a task × model table of "
+             "pass counts).")] = "model",
+    per_attempt: Annotated[bool, typer.Option("--per-attempt",
+        help="With --format csv: one row per attempt instead of per model.")] = False,
+    model: Models = None, suite: Suites = None, label: Labels = None, since: Since = None,
+    driver: Drivers = None,
+) -> None:
+    """Per-model table, then per-suite scorecards, from results/*.json (EXAMPLE.json
+    ignored; invalid files named). Rows are per model, agent and the settings that change
+    an outcome (temperature, max tokens, think, context, label)."""
+    from benchrig.report import FORMATS, VIEWS, render
+
+    if format_ not in FORMATS:
+        raise BenchRigError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
+    if by not in VIEWS:
+        raise UsageError(f"--by {by!r}: choose one of {', '.join(VIEWS)}")
+    if per_attempt and format_ != "csv":
+        raise UsageError("--per-attempt is a CSV of the attempts: use it with --format csv")
+    results = _results(paths_, model, suite, label, since, driver)
+    typer.echo(render(results, format_, table_only, by, per_attempt), nl=False)
 
 
 @app.command()

@@ -1,5 +1,6 @@
-"""Results → one group per (model, agent), less the errors a retry replaced: the one grouping
-the per-model table, the scorecards and the task rows are all read from."""
+"""Results → one group per (model, agent, outcome-changing settings), less the errors a retry
+replaced: the one grouping the per-model table, the scorecards and the task rows are all
+read from."""
 
 from __future__ import annotations
 
@@ -7,24 +8,38 @@ from dataclasses import dataclass
 
 from benchrig.attempts import Result, without_retried_errors
 from benchrig.plausible import credible
+from benchrig.report.select import SettingsKey, settings_key, variant_names
 
 
 @dataclass(frozen=True)
 class Group:
-    """The results of one model as driven by one agent or runtime."""
+    """The results of one model as driven by one agent or runtime, with one set of the
+    settings that change an outcome (select.OUTCOME_SETTINGS, and the label)."""
 
     model: str  # as in the results; a renderer shows it through textsafe.label
     agent: str
     results: list[Result]
+    variant: str = ""  # what sets it apart from the model's other rows; "" if it has none
+
+    @property
+    def name(self) -> str:
+        """The model as its row is headed: with the settings that set it apart."""
+        return f"{self.model} [{self.variant}]" if self.variant else self.model
 
 
 def grouped(results: list[Result]) -> list[Group]:
-    """One group per (model, agent), sorted by model then agent; an error that a later
-    result of the same attempt replaced (`--retry-errors`) is left out. Each result's
-    `metrics` are its credible ones (plausible.credible)."""
-    groups: dict[tuple[str, str], list[Result]] = {}
+    """One group per (model, agent, settings), sorted by model, agent, then settings; an
+    error that a later result of the same attempt replaced (`--retry-errors`) is left out.
+    Each result's `metrics` are its credible ones (plausible.credible)."""
+    groups: dict[tuple[str, str], dict[SettingsKey, list[Result]]] = {}
     for result in without_retried_errors(results):
         # the figures' plausibility is judged here, once per result, not at every mean
         checked = {**result, "metrics": credible(result["metrics"])}
-        groups.setdefault((result["model"], result["agent"]), []).append(checked)
-    return [Group(model, agent, group) for (model, agent), group in sorted(groups.items())]
+        groups.setdefault((result["model"], result["agent"]), {}).setdefault(
+            settings_key(result), []).append(checked)
+    found = []
+    for (model, agent), variants in sorted(groups.items()):
+        names = variant_names(variants)
+        found += [Group(model, agent, variants[key], names[key])
+                  for key in sorted(variants, key=lambda k: names[k])]
+    return found

@@ -6,10 +6,14 @@ from __future__ import annotations
 import csv
 import io
 
+from benchrig.attempts import Result
+from benchrig.core.errors import counts_against_model
+from benchrig.plausible import credible
 from benchrig.report.build import Report
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.suites import SUITES
+from benchrig.textsafe import label
 
 CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
                "no_test", "pass_rate",
@@ -104,4 +108,54 @@ def render_report(report: Report) -> str:
     for base, card in zip(table[1:], cards, strict=True):
         row = card_columns(card)
         writer.writerow(base + [row.get(c, "") for c in columns])
+    return out.getvalue()
+
+
+ATTEMPT_COLUMNS = ["model", "agent", "driver", "provider", "label", "suite", "task",
+                   "task_hash", "run_index", "run_id", "started_at", "result", "error_kind",
+                   "counted", "checks_passed", "checks_total", "truncated", "finish_reason",
+                   "temperature", "max_tokens", "context_size", "think", "wall_s", "ttft_ms",
+                   "tokens_per_s", "prefill_tokens_per_s", "input_tokens", "output_tokens",
+                   "cost_usd"]
+_FORMULA = ("=", "+", "-", "@")  # a spreadsheet runs a cell that starts so as a formula
+
+
+def _text(value: object) -> str:
+    """A name from a result as a cell: printable, and never read as a formula."""
+    if value is None:
+        return ""
+    text = label(value)
+    return "'" + text if text.startswith(_FORMULA) else text
+
+
+def _figure(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def render_attempts(results: list[Result]) -> str:
+    """`--format csv --per-attempt`: one row per result, figures as measured (implausible
+    ones empty), names printable."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(ATTEMPT_COLUMNS)
+    for r in results:
+        settings, metrics = r["settings"], credible(r["metrics"])
+        error = r["error"] if isinstance(r.get("error"), dict) else {}
+        writer.writerow([
+            *(_text(r.get(k)) for k in ("model", "agent", "driver", "provider", "label",
+                                         "suite", "task", "task_hash")),
+            _figure(r.get("run_index")), _text(r["run_id"]), _text(r["started_at"]),
+            r["result"], _text(error.get("kind")), _figure(counts_against_model(r)),
+            _figure(r["checks"]["passed"]), _figure(r["checks"]["total"]),
+            _figure(r["truncated"]), _text(r["finish_reason"]),
+            *(_figure(settings.get(k)) for k in ("temperature", "max_tokens",
+                                                 "context_size", "think")),
+            *(_figure(metrics.get(k)) for k in ("wall_s", "ttft_ms", "tokens_per_s",
+                                                "prefill_tokens_per_s", "input_tokens",
+                                                "output_tokens", "cost_usd")),
+        ])
     return out.getvalue()

@@ -274,4 +274,4 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
 
 def scorecards(groups: list[Group]) -> list[ModelCard]:
     """One card per (model, agent) group, in the groups' order (that of the per-model table)."""
-    return [model_card(g.model, g.agent, g.results) for g in groups]
+    return [model_card(g.name, g.agent, g.results) for g in groups]

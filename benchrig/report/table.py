@@ -46,7 +46,7 @@ class ModelRow:
 def model_rows(groups: list[Group]) -> list[ModelRow]:
     """One row per (model, agent) group, in the groups' order."""
     rows = []
-    for model, agent, group in ((g.model, g.agent, g.results) for g in groups):
+    for model, agent, group in ((g.name, g.agent, g.results) for g in groups):
         outcomes = [r["result"] for r in group]
         metrics = [r["metrics"] for r in group]
         rows.append(ModelRow(

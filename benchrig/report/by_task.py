@@ -1,0 +1,100 @@
+"""`benchrig summary --by task`: a task × model table of pass counts (`3/5`), so a reader
+sees where two models differ."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from benchrig.core.errors import counts_against_model
+from benchrig.report.grouping import Group
+from benchrig.suites import SUITES
+from benchrig.textsafe import label
+
+SUITE_ORDER = {name: i for i, name in enumerate(SUITES)}
+DIFFERS = "≠"
+NOTE = ("passes / attempts that reached a verdict (errors not of the model's doing are "
+        f"left out); — not run; {DIFFERS} the models' pass rates differ on this task")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One task of one row: passes over the attempts that reached a verdict."""
+
+    passed: int
+    scored: int
+    attempts: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+    @property
+    def text(self) -> str:
+        return f"{self.passed}/{self.scored}" if self.scored else "—"
+
+
+@dataclass(frozen=True)
+class TaskTable:
+    """Columns: one per row of the per-model table; rows: (suite, task)."""
+
+    columns: list[str]  # printable: model · agent, with the settings that set a row apart
+    tasks: list[tuple[str, str]]  # (suite, task) as in the results
+    cells: dict[tuple[str, str], list[Cell | None]]  # None: this row never ran the task
+
+    def differs(self, task: tuple[str, str]) -> bool:
+        rates = {c.rate for c in self.cells[task] if c is not None and c.rate is not None}
+        return len(rates) > 1
+
+
+def task_table(groups: list[Group]) -> TaskTable:
+    counts: dict[tuple[str, str], list[Cell | None]] = {}
+    for index, group in enumerate(groups):
+        per_task: dict[tuple[str, str], list[int]] = {}
+        for r in group.results:
+            tally = per_task.setdefault((r["suite"], r["task"]), [0, 0, 0])
+            scored = int(counts_against_model(r))
+            tally[0] += scored * (r["result"] == "pass")
+            tally[1] += scored
+            tally[2] += 1
+        for key, (passed, scored, attempts) in per_task.items():
+            counts.setdefault(key, [None] * len(groups))[index] = Cell(passed, scored, attempts)
+    tasks = sorted(counts, key=lambda k: (SUITE_ORDER.get(k[0], 99), k[0], k[1]))
+    columns = [label(f"{g.name} · {g.agent}") for g in groups]
+    return TaskTable(columns, tasks, counts)
+
+
+def _rows(table: TaskTable) -> list[list[str]]:
+    return [[label(suite), label(task), DIFFERS if table.differs((suite, task)) else "",
+             *("—" if c is None else c.text for c in table.cells[(suite, task)])]
+            for suite, task in table.tasks]
+
+
+def render_text(table: TaskTable) -> str:
+    lines = [["suite", "task", "", *table.columns], *_rows(table)]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+           for line in lines]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join([*out, "", NOTE[0].upper() + NOTE[1:] + "."]) + "\n"
+
+
+def render_markdown(table: TaskTable) -> str:
+    head = ["suite", "task", "", *table.columns]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in _rows(table)]
+    return "\n".join([*lines, "", NOTE[0].upper() + NOTE[1:] + "."]) + "\n"
+
+
+def render_csv(table: TaskTable) -> str:
+    """One row per task and column: passed, scored, attempts (machine-readable)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["suite", "task", "row", "passed", "scored", "attempts"])
+    for suite, task in table.tasks:
+        for column, cell in zip(table.columns, table.cells[(suite, task)], strict=True):
+            if cell is not None:
+                writer.writerow([label(suite), label(task), column, cell.passed, cell.scored,
+                                 cell.attempts])
+    return out.getvalue()

@@ -1,0 +1,132 @@
+"""`benchrig summary --format json`: per model (and settings) and per suite, the figures with
+their n, their 95 % intervals and the method of each, for CI and scripts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchrig.core.errors import counts_against_model
+from benchrig.report.build import Report
+from benchrig.report.by_task import TaskTable, task_table
+from benchrig.report.grouping import Group
+from benchrig.report.scorecard import Span, SuiteCard
+from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
+from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
+from benchrig.report.table import ModelRow
+from benchrig.textsafe import label
+
+FORMAT_VERSION = 1
+METHODS = {
+    "pass_rate": "passed ÷ attempts that reached a verdict (a timeout or a model error "
+                 "counts as failed; other errors are counted beside, never in it)",
+    "pass_rate_interval": f"{CONFIDENCE:.0%} interval over tasks: Wilson score when each "
+                          "task has one attempt, else a cluster-robust normal interval",
+    "run_range": "lowest and highest per-run rate (run k = the k-th attempt of each task)",
+    "composite": "mean of the suite scores present (coding at assertion level)",
+    "means": "means over the attempts with a known, plausible figure",
+}
+
+Json = dict[str, Any]
+
+
+def task_counts(results: list[dict[str, Any]]) -> list[TaskCount]:
+    """(passes, attempts that reached a verdict) of each task in `results`."""
+    tally: dict[tuple[str, str], list[int]] = {}
+    for r in results:
+        if counts_against_model(r):
+            counts = tally.setdefault((r["suite"], r["task"]), [0, 0])
+            counts[0] += r["result"] == "pass"
+            counts[1] += 1
+    return [(c, n) for c, n in tally.values()]
+
+
+def estimate(found: Estimate | None) -> Json | None:
+    if found is None:
+        return None
+    out: Json = {"value": found.value, "low": found.low, "high": found.high,
+                 "n_tasks": found.n, "method": found.method}
+    for key in ("p_value", "seed", "resamples"):
+        if getattr(found, key) is not None:
+            out[key] = getattr(found, key)
+    return out
+
+
+def _span(value: Span | None) -> Json | None:
+    return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
+
+
+def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
+    return {
+        "attempts": len(results), "passed": card.passed, "scored": card.scored,
+        "errors": card.errors, "runs": card.runs,
+        "pass_rate": estimate(pass_rate(task_counts(results))),
+        "run_range": _span(card.rate_span),
+        "checks": {"passed": card.checks_passed, "total": card.checks_total,
+                   "rate": card.checks_rate, "run_range": _span(card.checks_span)},
+        "score": card.score,
+        "avg_ttft_s": card.avg_ttft_s, "decode_tokens_per_s": card.decode_tps,
+        "prefill_tokens_per_s": card.prefill_tps, "truncated": card.truncated,
+    }
+
+
+def _settings(group: Group) -> Json:
+    first = group.results[0]
+    return {**{name: first["settings"].get(name) for name in OUTCOME_SETTINGS},
+            "label": first.get("label")}
+
+
+def _row(row: ModelRow) -> Json:
+    return {"attempts": row.runs, "passed": row.passed, "failed": row.failed,
+            "errors": row.errors, "errors_counted": row.counted_errors,
+            "no_test": row.no_test, "ttft_ms": row.ttft_ms,
+            "tokens_per_s": row.tokens_per_s, "tokens_per_s_floored": row.tokens_per_s_floored,
+            "wall_s": row.wall_s, "cost_usd": row.cost_usd}
+
+
+def summary_json(report: Report) -> Json:
+    models = []
+    for group, row, card in zip(report.groups, report.rows, report.cards, strict=True):
+        per_suite: dict[str, list[dict[str, Any]]] = {}
+        for r in group.results:
+            per_suite.setdefault(r["suite"], []).append(r)
+        models.append({
+            "model": group.model, "agent": group.agent, "variant": group.variant or None,
+            "settings": _settings(group), **_row(row),
+            "pass_rate": estimate(pass_rate(task_counts(group.results))),
+            "composite": {"value": card.composite, "run_range": _span(card.composite_span),
+                          "suites": list(card.composite_suites)},
+            # a card keys its suites by their printable name
+            "suites": {suite: _suite(card.suites[label(suite)], results)
+                       for suite, results in per_suite.items()},
+        })
+    everything = [r for g in report.groups for r in g.results]
+    table = task_table(report.groups)
+    return {
+        "format": FORMAT_VERSION, "results": len(everything), "methods": METHODS,
+        "changed_tasks": changed_tasks(everything),
+        "models": models,
+        "tasks": _tasks(table),
+    }
+
+
+def _tasks(table: TaskTable) -> list[Json]:
+    """Each task's cells, one per model row (in `models`' order); null where not run."""
+    return [{"suite": suite, "task": task, "cells": [
+        None if c is None else {"passed": c.passed, "scored": c.scored, "attempts": c.attempts}
+        for c in table.cells[(suite, task)]]} for suite, task in table.tasks]
+
+
+def render_report(report: Report) -> str:
+    return json.dumps(summary_json(report), indent=2, allow_nan=False) + "\n"
+
+
+def render_table(rows: list[ModelRow]) -> str:
+    return json.dumps([{"model": r.model, "agent": r.agent, **_row(r)} for r in rows],
+                      indent=2, allow_nan=False) + "\n"
+
+
+def render_task_table(table: TaskTable) -> str:
+    """`--by task --format json`: the columns, then each task's cells in their order."""
+    return json.dumps({"columns": table.columns, "tasks": _tasks(table)}, indent=2,
+                      allow_nan=False) + "\n"

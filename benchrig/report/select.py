@@ -1,0 +1,104 @@
+"""Which results a summary, comparison or report is over (`--model --suite --label --since
+--driver`), the settings that tell two rows of one model apart, and the tasks whose file
+changed between results."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from benchrig.core.errors import UsageError
+
+Result = dict[str, Any]
+
+# The settings that change an outcome: results that differ in one are never one row.
+OUTCOME_SETTINGS = ("temperature", "max_tokens", "think", "context_size")
+SettingsKey = tuple[Any, ...]
+
+
+def parse_since(text: str) -> dt.datetime:
+    """`2026-11-30` or `2026-11-30T17:00[:00][Z|+01:00]`; a time without a zone is UTC."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--since {text!r} is not a date (2026-11-30) or a date and time "
+                         "(2026-11-30T17:00Z)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def _started(result: Result) -> dt.datetime | None:
+    try:
+        moment = dt.datetime.fromisoformat(result["started_at"])
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Each given field keeps only the results that match one of its values."""
+
+    models: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    drivers: tuple[str, ...] = ()  # the driver, or the agent slot it filled
+    since: dt.datetime | None = None
+
+    def keeps(self, result: Result) -> bool:
+        if self.models and result["model"] not in self.models:
+            return False
+        if self.suites and result["suite"] not in self.suites:
+            return False
+        if self.labels and result.get("label") not in self.labels:
+            return False
+        if self.drivers and result["driver"] not in self.drivers and \
+                result["agent"] not in self.drivers:
+            return False
+        if self.since is not None:
+            started = _started(result)
+            return started is not None and started >= self.since
+        return True
+
+
+def selected(results: list[Result], filters: Filters) -> list[Result]:
+    if filters == Filters():
+        return results
+    return [r for r in results if filters.keeps(r)]
+
+
+def settings_key(result: Result) -> SettingsKey:
+    """What a row is keyed on beside model and agent: the outcome-changing settings and the
+    `--label` (results written before labels existed have none)."""
+    settings = result["settings"]
+    return (*(settings.get(name) for name in OUTCOME_SETTINGS), result.get("label"))
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def variant_names(keys: Iterable[SettingsKey]) -> dict[SettingsKey, str]:
+    """Each key → the settings that set it apart from the others of its model and agent
+    (`temperature 0.7 · label nightly`); "" when it is the only one."""
+    keys = list(dict.fromkeys(keys))
+    if len(keys) < 2:
+        return dict.fromkeys(keys, "")
+    names = (*OUTCOME_SETTINGS, "label")
+    differing = [i for i in range(len(names)) if len({k[i] for k in keys}) > 1]
+    return {key: " · ".join(f"{names[i]} {_shown(key[i])}" for i in differing)
+            for key in keys}
+
+
+def changed_tasks(results: Iterable[Result]) -> dict[str, int]:
+    """Task → how many versions of its file (`task_hash`) the results hold, for each task
+    with more than one: their results are pooled in a row, so the reader is told."""
+    hashes: dict[str, set[str]] = {}
+    for result in results:
+        hashes.setdefault(result["task"], set()).add(result["task_hash"])
+    return {task: len(found) for task, found in sorted(hashes.items()) if len(found) > 1}
