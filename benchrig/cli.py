@@ -296,6 +296,27 @@ def summary(
 
 
 @app.command()
+def compare(
+    a: Annotated[str, typer.Argument(help="Side A: a model, a --label, or model@agent.")],
+    b: Annotated[str, typer.Argument(help="Side B, named as A.")],
+    paths_: ResultPaths = None,
+    suite: Suites = None, since: Since = None,
+    format_: Annotated[str, typer.Option("--format", "-f", help="table (text) or json.")
+                       ] = "table",
+) -> None:
+    """Compare A with B, paired by task: pass-rate difference with its 95% interval over
+    tasks (exact McNemar for single runs, else a seeded paired bootstrap), TTFT and decode
+    ratios, pass@k for coding, and whether each difference is significant."""
+    from benchrig.report import compare as comparing
+
+    if format_ not in ("table", "json"):
+        raise UsageError(f"--format {format_!r}: choose table or json")
+    found = comparing.compare(_results(paths_, None, suite, None, since, None), a, b)
+    render = comparing.render_json if format_ == "json" else comparing.render_text
+    typer.echo(render(found), nl=False)
+
+
+@app.command()
 def serve(
     model: Annotated[str, typer.Option("--model", "-m",
         help="smollm2 or the path to a .gguf file.")] = "smollm2",

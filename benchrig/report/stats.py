@@ -27,16 +27,20 @@ MCNEMAR = "exact McNemar test (one attempt per task on each side; interval: exac
           "discordant tasks)"
 BOOTSTRAP = "paired bootstrap over tasks"
 RATIO = "ratio of means, paired bootstrap over tasks"
+# A bootstrap over fewer tasks has too few distinct resamples to be an interval at all.
+MIN_BOOTSTRAP_TASKS = 5
+TOO_FEW = f"no interval: fewer than {MIN_BOOTSTRAP_TASKS} tasks to resample"
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A figure with its 95 % interval, how it was computed, and over how many tasks.
-    `significant`: the interval excludes `null` (0 for a difference, 1 for a ratio)."""
+    `significant`: the interval excludes `null` (0 for a difference, 1 for a ratio); no
+    interval (None: too few tasks) is never significant."""
 
     value: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     n: int
     method: str
     null: float = 0.0
@@ -46,6 +50,8 @@ class Estimate:
 
     @property
     def significant(self) -> bool:
+        if self.low is None or self.high is None:
+            return False
         return not self.low <= self.null <= self.high
 
 
@@ -153,8 +159,11 @@ def paired_difference(pairs: Sequence[tuple[TaskCount, TaskCount]], seed: int = 
         split = only_a + only_b
         low, high = clopper_pearson(only_a, split)
         scale = split / tasks  # the difference is (only_a − only_b) / tasks
-        return Estimate(value, scale * (2 * low - 1), scale * (2 * high - 1), tasks, MCNEMAR,
-                        p_value=mcnemar(only_a, only_b))
+        # + 0.0: no "-0.0" when no task was decided differently
+        return Estimate(value, scale * (2 * low - 1) + 0.0, scale * (2 * high - 1) + 0.0,
+                        tasks, MCNEMAR, p_value=mcnemar(only_a, only_b))
+    if tasks < MIN_BOOTSTRAP_TASKS:
+        return Estimate(value, None, None, tasks, TOO_FEW)
     rng = random.Random(seed)
     means = [_mean(rng.choices(diffs, k=tasks)) for _ in range(resamples)]
     low, high = _percentiles(means)
@@ -170,6 +179,8 @@ def ratio_of_means(pairs: Sequence[tuple[float, float]], seed: int = SEED,
         return None
     tasks = len(pairs)
     value = sum(a for a, _ in pairs) / sum(b for _, b in pairs)
+    if tasks < MIN_BOOTSTRAP_TASKS:
+        return Estimate(value, None, None, tasks, TOO_FEW, null=1.0)
     rng = random.Random(seed)
     ratios = []
     for _ in range(resamples):

@@ -1,0 +1,241 @@
+"""`benchrig compare A B`: two models or configurations paired by task, per suite and
+overall: the difference of their pass rates with its interval over tasks, the ratios of
+TTFT and decode speed with theirs, unbiased pass@k for coding, and a plain verdict."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from benchrig.attempts import Result, without_retried_errors
+from benchrig.core.errors import UsageError, counts_against_model
+from benchrig.metrics import mean_known
+from benchrig.plausible import credible
+from benchrig.report.render_json import estimate
+from benchrig.report.select import settings_key, variant_names
+from benchrig.report.stats import (
+    Estimate,
+    TaskCount,
+    mean_pass_at_k,
+    paired_difference,
+    ratio_of_means,
+)
+from benchrig.suites import SUITES
+from benchrig.textsafe import label
+
+TaskKey = tuple[str, str]  # suite, task
+OVERALL = "overall"
+SELECTOR_HELP = ("a model name, a --label, or model@agent (e.g. smollm2@llamacpp)")
+
+
+def matches(selector: str, result: Result) -> bool:
+    """Whether a result belongs to a side named `selector` (SELECTOR_HELP)."""
+    model, agent = result["model"], result["agent"]
+    return selector in (model, result.get("label"), f"{model}@{agent}",
+                        f"{model}@{result['driver']}")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's results per task: counts, mean TTFT and decode speed of each task."""
+
+    name: str
+    attempts: int
+    counts: dict[TaskKey, TaskCount]
+    ttft_ms: dict[TaskKey, float]
+    decode_tps: dict[TaskKey, float]
+    settings: tuple[str, ...]  # the settings it pools, when more than one
+
+
+def _side(name: str, results: list[Result]) -> Side:
+    per_task: dict[TaskKey, list[Result]] = {}
+    for r in results:
+        per_task.setdefault((r["suite"], r["task"]), []).append(r)
+    counts, ttft, decode = {}, {}, {}
+    for key, group in per_task.items():
+        scored = [r for r in group if counts_against_model(r)]
+        counts[key] = (sum(r["result"] == "pass" for r in scored), len(scored))
+        figures = [credible(r["metrics"]) for r in group]
+        if (value := mean_known(f.get("ttft_ms") for f in figures)) is not None:
+            ttft[key] = value
+        if (value := mean_known(f.get("tokens_per_s") for f in figures)) is not None:
+            decode[key] = value
+    names = variant_names(settings_key(r) for r in results)
+    pooled = tuple(sorted(n for n in names.values() if n)) if len(names) > 1 else ()
+    return Side(name, len(results), counts, ttft, decode, pooled)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One suite (or `overall`) of the comparison."""
+
+    suite: str
+    tasks: int  # attempted by both sides
+    rate_a: float | None  # the mean over tasks of each task's pass rate (those the
+    rate_b: float | None  # difference is over: a verdict on both sides)
+    difference: Estimate | None  # A − B
+    ttft_ratio: Estimate | None  # A ÷ B
+    decode_ratio: Estimate | None  # A ÷ B
+    pass_at_k: tuple[dict[int, float], dict[int, float]] = ({}, {})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Side
+    b: Side
+    rows: list[Row]
+    only_a: int  # tasks only one side attempted: left out of every figure
+    only_b: int
+    changed: int  # paired tasks whose file differs between the sides (task_hash)
+
+
+def _task_mean(counts: Iterable[TaskCount]) -> float | None:
+    return mean_known(c / n for c, n in counts)
+
+
+def _row(suite: str, keys: list[TaskKey], a: Side, b: Side) -> Row:
+    pairs = [(a.counts[k], b.counts[k]) for k in keys]
+    decided = [(x, y) for x, y in pairs if x[1] and y[1]]
+    coding = suite == "coding"
+    return Row(
+        suite=suite, tasks=len(keys),
+        rate_a=_task_mean(p[0] for p in decided), rate_b=_task_mean(p[1] for p in decided),
+        difference=paired_difference(pairs),
+        ttft_ratio=ratio_of_means([(a.ttft_ms[k], b.ttft_ms[k]) for k in keys
+                                   if k in a.ttft_ms and k in b.ttft_ms]),
+        decode_ratio=ratio_of_means([(a.decode_tps[k], b.decode_tps[k]) for k in keys
+                                     if k in a.decode_tps and k in b.decode_tps]),
+        pass_at_k=(mean_pass_at_k([p[0] for p in decided]),
+                   mean_pass_at_k([p[1] for p in decided])) if coding else ({}, {}),
+    )
+
+
+def compare(results: list[Result], a: str, b: str) -> Comparison:
+    """Sides `a` and `b` (SELECTOR_HELP) of `results`, paired by task; UsageError when a side
+    has no results or a result belongs to both."""
+    results = without_retried_errors(results)
+    side_a = [r for r in results if matches(a, r)]
+    side_b = [r for r in results if matches(b, r)]
+    for name, side in ((a, side_a), (b, side_b)):
+        if not side:
+            raise UsageError(f"no result matches {name!r} ({SELECTOR_HELP})")
+    both = {id(r) for r in side_a} & {id(r) for r in side_b}
+    if both:
+        raise UsageError(f"{len(both)} results match both {a!r} and {b!r}: name the sides "
+                         "apart (model@agent, or a --label)")
+    one, two = _side(a, side_a), _side(b, side_b)
+    paired = sorted(set(one.counts) & set(two.counts),
+                    key=lambda k: (SUITES.index(k[0]) if k[0] in SUITES else 99, k))
+    hashes: dict[tuple[int, TaskKey], set[str]] = {}
+    for index, side in enumerate((side_a, side_b)):
+        for r in side:
+            hashes.setdefault((index, (r["suite"], r["task"])), set()).add(r["task_hash"])
+    changed = sum(hashes[(0, k)] != hashes[(1, k)] for k in paired)
+    suites = list(dict.fromkeys(k[0] for k in paired))
+    rows = [_row(s, [k for k in paired if k[0] == s], one, two) for s in suites]
+    if len(suites) > 1:
+        rows.append(_row(OVERALL, paired, one, two))
+    return Comparison(one, two, rows, len(set(one.counts) - set(two.counts)),
+                      len(set(two.counts) - set(one.counts)), changed)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _points(value: float) -> str:
+    return f"{value * 100:+.1f}"
+
+
+def _verdict(found: Estimate, better: str, worse: str) -> str:
+    if found.low is None:
+        return "too few tasks to tell"
+    if not found.significant:
+        return "not significant"
+    return f"{better} better" if (found.value > found.null) else f"{worse} better"
+
+
+def _method(found: Estimate) -> str:
+    extra = [f"n={found.n} tasks"]
+    if found.p_value is not None:
+        extra.append(f"p={found.p_value:.3g}")
+    if found.seed is not None:
+        extra.append(f"{found.resamples} resamples, seed {found.seed}")
+    return f"{found.method} ({', '.join(extra)})"
+
+
+def _difference(row: Row) -> str:
+    d = row.difference
+    if d is None:
+        return f"  {row.suite}: no verdicts to compare ({row.tasks} tasks)"
+    return (f"  {row.suite}: A {_pct(row.rate_a)} vs B {_pct(row.rate_b)}; A − B "
+            f"{_points(d.value)} points {_interval(d, _points)} → {_verdict(d, 'A', 'B')}; "
+            f"{_method(d)}")
+
+
+def _interval(found: Estimate, shown: Callable[[float], str]) -> str:
+    if found.low is None or found.high is None:
+        return "[no interval]"
+    return f"[{shown(found.low)}, {shown(found.high)}]"
+
+
+def _ratio(name: str, found: Estimate | None, faster_when_higher: bool) -> str:
+    if found is None:
+        return f"    {name} A ÷ B: —"
+    verdict = "too few tasks to tell" if found.low is None else "not significant"
+    if found.significant:
+        higher = found.value > 1
+        verdict = f"{'A' if higher == faster_when_higher else 'B'} faster"
+    return (f"    {name} A ÷ B: {found.value:.2f}× {_interval(found, '{:.2f}'.format)} → "
+            f"{verdict}; {_method(found)}")
+
+
+def _pass_at_k(row: Row) -> list[str]:
+    a, b = row.pass_at_k
+    if not a:
+        return []
+    cells = "  ".join(f"pass@{k} A {_pct(a[k])} B {_pct(b.get(k))}" for k in a if k in b)
+    return [f"    {cells} (unbiased estimator over the samples of each task)"] if cells else []
+
+
+def _side_line(tag: str, side: Side) -> str:
+    text = f"{tag} = {label(side.name)}: {side.attempts} results, {len(side.counts)} tasks"
+    if side.settings:
+        text += f" (pools {len(side.settings)} settings: {label('; '.join(side.settings))})"
+    return text
+
+
+def render_text(c: Comparison) -> str:
+    lines = [_side_line("A", c.a), _side_line("B", c.b), "", "pass rate (paired by task):"]
+    for row in c.rows:
+        lines.append(_difference(row))
+        lines += _pass_at_k(row)
+        lines.append(_ratio("TTFT", row.ttft_ratio, faster_when_higher=False))
+        lines.append(_ratio("decode", row.decode_ratio, faster_when_higher=True))
+    notes = ["pass rate: each task's passes ÷ attempts that reached a verdict, averaged over "
+             "the tasks with a verdict on both sides; intervals are 95 % and over tasks"]
+    if c.only_a or c.only_b:
+        notes.append(f"left out: {c.only_a} tasks only A ran, {c.only_b} only B ran")
+    if c.changed:
+        notes.append(f"⚠ {c.changed} paired tasks were run from different task files "
+                     "(task_hash differs between the sides)")
+    return "\n".join([*lines, "", *notes]) + "\n"
+
+
+def _side_json(side: Side) -> dict[str, Any]:
+    return {"name": side.name, "results": side.attempts, "tasks": len(side.counts),
+            "pooled_settings": list(side.settings)}
+
+
+def render_json(c: Comparison) -> str:
+    rows = [{"suite": r.suite, "tasks": r.tasks, "pass_rate_a": r.rate_a,
+             "pass_rate_b": r.rate_b, "difference": estimate(r.difference),
+             "significant": None if r.difference is None else r.difference.significant,
+             "ttft_ratio": estimate(r.ttft_ratio), "decode_ratio": estimate(r.decode_ratio),
+             "pass_at_k_a": {str(k): v for k, v in r.pass_at_k[0].items()},
+             "pass_at_k_b": {str(k): v for k, v in r.pass_at_k[1].items()}} for r in c.rows]
+    return json.dumps({"a": _side_json(c.a), "b": _side_json(c.b), "suites": rows,
+                       "only_a": c.only_a, "only_b": c.only_b, "changed_tasks": c.changed},
+                      indent=2, allow_nan=False) + "\n"
