@@ -317,6 +317,28 @@ def compare(
 
 
 @app.command()
+def report(
+    paths_: ResultPaths = None,
+    html: Annotated[Path, typer.Option("--html", metavar="FILE",
+        help="Where the report goes: one self-contained HTML file (no network needed).")
+                    ] = Path("report.html"),
+    model: Models = None, suite: Suites = None, label: Labels = None, since: Since = None,
+    driver: Drivers = None,
+) -> None:
+    """Write an HTML report: scorecards, pass rates per suite with intervals, TTFT and
+    decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
+    from benchrig.report.build import build
+    from benchrig.report.render_html import render_html
+    from benchrig.result import write_atomic
+
+    results = _results(paths_, model, suite, label, since, driver)
+    given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
+             ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
+    write_atomic(html, render_html(build(results), "; ".join(given)))
+    typer.echo(f"{html} ({len(results)} results)")
+
+
+@app.command()
 def serve(
     model: Annotated[str, typer.Option("--model", "-m",
         help="smollm2 or the path to a .gguf file.")] = "smollm2",

@@ -65,6 +65,12 @@ def printable(text: str, limit: int = PRINT_CAP) -> str:
     return _UNPRINTABLE.sub(_escape, text)
 
 
+def printable_lines(text: str, limit: int = PRINT_CAP) -> str:
+    """`text` as a report shows a block of it (an answer, a transcript): like `printable`,
+    but its line breaks kept; at most `limit` characters in all."""
+    return "\n".join(printable(line, limit) for line in cap(text, limit).split("\n"))
+
+
 def type_name(exc: BaseException) -> str:
     """An exception's class name, bounded (a candidate can name a class 12 MB long)."""
     return printable(type(exc).__name__, NAME_CAP)

@@ -22,7 +22,8 @@ RESAMPLES = 2000
 TaskCount = tuple[int, int]
 
 WILSON = "Wilson score interval over tasks (one attempt each)"
-CLUSTERED = "normal interval over tasks, cluster-robust (attempts of a task not independent)"
+CLUSTERED = ("normal interval over tasks, cluster-robust (attempts of a task are not "
+             "independent), never narrower than the Wilson interval over attempts")
 MCNEMAR = "exact McNemar test (one attempt per task on each side; interval: exact, given the " \
           "discordant tasks)"
 BOOTSTRAP = "paired bootstrap over tasks"
@@ -78,11 +79,14 @@ def pass_rate(counts: Sequence[TaskCount]) -> Estimate | None:
     if all(n == 1 for _, n in counts):
         low, high = wilson(passes, total)
         return Estimate(rate, low, high, tasks, WILSON)
-    if tasks < 2:
-        return Estimate(rate, 0.0, 1.0, tasks, CLUSTERED)
-    spread = sum((c - rate * n) ** 2 for c, n in counts) * tasks / (tasks - 1)
-    half = Z95 * math.sqrt(spread) / total
-    return Estimate(rate, max(0.0, rate - half), min(1.0, rate + half), tasks, CLUSTERED)
+    # Clustering only widens an interval; with few tasks, or tasks that happen to agree, the
+    # cluster-robust one can come out narrower than the attempts alone allow, even empty.
+    low, high = wilson(passes, total)
+    if tasks >= 2:
+        spread = sum((c - rate * n) ** 2 for c, n in counts) * tasks / (tasks - 1)
+        half = Z95 * math.sqrt(spread) / total
+        low, high = min(low, max(0.0, rate - half)), max(high, min(1.0, rate + half))
+    return Estimate(rate, low, high, tasks, CLUSTERED)
 
 
 def _log_pmf(k: int, n: int, p: float) -> float:

@@ -1,0 +1,229 @@
+"""`benchrig report --html`: one self-contained HTML file (inline CSS, one small inline
+script, static SVG charts; nothing from the network) with the scorecards, pass rates per
+suite with their intervals, TTFT and decode speed, a task × model heat map and a drill-down
+to every attempt.
+
+Every text from a result goes through textsafe and Jinja2's autoescaping, and a
+Content-Security-Policy lets only this module's own style and script (by their hashes)
+run: an answer holding `<script>` is shown, never executed."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from benchrig.core.errors import counts_against_model
+from benchrig.report.build import Report
+from benchrig.report.by_task import Cell, task_table
+from benchrig.report.grouping import Group
+from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
+from benchrig.report.render_json import task_counts
+from benchrig.report.select import changed_tasks
+from benchrig.report.stats import Estimate, pass_rate
+from benchrig.suites import SUITES
+from benchrig.textsafe import label, printable, printable_lines
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#bab0ac")
+EXCERPT = 1200  # characters of an answer shown in a drill-down
+MESSAGE = 300  # characters of a check's message
+CHART_WIDTH = 360  # pixels of the longest bar
+ROW = 16  # pixels per bar
+
+Json = dict[str, Any]
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _interval(found: Estimate | None) -> str:
+    if found is None or found.low is None or found.high is None:
+        return ""
+    return f"[{found.low * 100:.1f}–{found.high * 100:.1f}]"
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a chart, in pixels, with its label and the figure it shows."""
+
+    y: int
+    width: float
+    label: str
+    text: str
+    colour: str
+    low: float | None = None  # the interval's ends, in pixels
+    high: float | None = None
+
+
+def _rate_bars(groups: list[Group], names: list[str]) -> list[tuple[str, list[Bar]]]:
+    """Per suite with a verdict, one bar per model row: its pass rate and interval."""
+    charts = []
+    for suite in SUITES:
+        bars: list[Bar] = []
+        for index, group in enumerate(groups):
+            found = pass_rate(task_counts([r for r in group.results if r["suite"] == suite]))
+            if found is None:
+                continue
+            low = None if found.low is None else found.low * CHART_WIDTH
+            high = None if found.high is None else found.high * CHART_WIDTH
+            bars.append(Bar(len(bars) * ROW, found.value * CHART_WIDTH, names[index],
+                            f"{_pct(found.value)} {_interval(found)}",
+                            PALETTE[index % len(PALETTE)], low, high))
+        if bars:
+            charts.append((label(suite), bars))
+    return charts
+
+
+def _figure_bars(values: list[float | None], names: list[str], unit: str, digits: int
+                 ) -> list[Bar]:
+    top = max((v for v in values if v is not None), default=0.0) or 1.0
+    return [Bar(i * ROW, (v or 0.0) / top * CHART_WIDTH, names[i],
+                "—" if v is None else f"{v:.{digits}f} {unit}", PALETTE[i % len(PALETTE)])
+            for i, v in enumerate(values)]
+
+
+def _heat(cell: Cell | None) -> str:
+    """The heat map's class of a cell: h0 (none passed) … h10 (all), hn (not run)."""
+    if cell is None or cell.rate is None:
+        return "hn"
+    return f"h{round(cell.rate * 10)}"
+
+
+def _checks(result: Json) -> list[Json]:
+    return [{"name": label(d.get("name", "")), "passed": bool(d.get("passed")),
+             "message": printable(str(d.get("message", "")), MESSAGE)}
+            for d in result["checks"].get("details", [])]
+
+
+def _attempt(result: Json) -> Json:
+    error = result["error"] if isinstance(result.get("error"), dict) else None
+    metrics = result["metrics"]
+    return {
+        "run": result.get("run_index", "—"), "verdict": result["result"],
+        "counted": counts_against_model(result),
+        "started": label(result["started_at"]),
+        "checks_passed": result["checks"]["passed"], "checks_total": result["checks"]["total"],
+        "checks": _checks(result), "notes": printable(str(result["notes"])),
+        "error": None if error is None else printable(
+            f"{error.get('kind')}: {error.get('message', '')}"),
+        "excerpt": printable_lines(str(result.get("answer_excerpt") or ""), EXCERPT),
+        "truncated": bool(result["truncated"]),
+        "ttft": "—" if metrics.get("ttft_ms") is None else f"{metrics['ttft_ms']:.0f} ms",
+        "decode": "—" if metrics.get("tokens_per_s") is None
+        else f"{metrics['tokens_per_s']:.1f} t/s",
+        "transcript": label(result.get("transcript_file") or "—"),
+        "task_hash": label(result["task_hash"])[:19],
+    }
+
+
+def _drilldown(group: Group) -> list[Json]:
+    per_task: dict[tuple[str, str], list[Json]] = {}
+    for r in group.results:
+        per_task.setdefault((r["suite"], r["task"]), []).append(r)
+    order = {name: i for i, name in enumerate(SUITES)}
+    tasks = []
+    for key in sorted(per_task, key=lambda k: (order.get(k[0], 99), k)):
+        attempts = sorted(per_task[key], key=lambda r: (r.get("run_index") or 0,
+                                                        r["started_at"]))
+        scored = [r for r in attempts if counts_against_model(r)]
+        tasks.append({"suite": label(key[0]), "task": label(key[1]), "key": key,
+                      "passed": sum(r["result"] == "pass" for r in scored),
+                      "scored": len(scored), "attempts": [_attempt(r) for r in attempts]})
+    return tasks
+
+
+def _context_chart(groups: list[Group]) -> Json | None:
+    """The context suite's TTFT against its prompt size, one dot per attempt (None when no
+    context result has both)."""
+    points = [(i, r["metrics"].get("input_tokens"), r["metrics"].get("ttft_ms"))
+              for i, g in enumerate(groups) for r in g.results if r["suite"] == "context"]
+    points = [(i, x, y) for i, x, y in points if x and y]
+    if not points:
+        return None
+    top_x = max(x for _, x, _ in points)
+    top_y = max(y for _, _, y in points)
+    return {"top_x": top_x, "top_y": f"{top_y:.0f}", "points": [
+        {"x": 40 + x / top_x * CHART_WIDTH, "y": 190 - y / top_y * 170,
+         "colour": PALETTE[i % len(PALETTE)], "title": f"{x} tokens, {y:.0f} ms"}
+        for i, x, y in points]}
+
+
+def context(report: Report, filters: str = "") -> Json:
+    """Everything the template shows, computed and made safe here."""
+    groups = report.groups
+    names = [label(f"{g.name} · {g.agent}") for g in groups]
+    table = task_table(groups)
+    index = {key: i for i, key in enumerate(table.tasks)}
+    everything = [r for g in groups for r in g.results]
+    cards: list[Json] = []
+    for i, (group, row, card) in enumerate(zip(groups, report.rows, report.cards,
+                                               strict=True)):
+        overall = pass_rate(task_counts(group.results))
+        suites = []
+        for suite, s in card.suites.items():
+            found = pass_rate(task_counts([r for r in group.results
+                                           if label(r["suite"]) == suite]))
+            suites.append({"suite": suite, "rate": _pct(found.value if found else None),
+                           "interval": _interval(found), "passed": s.passed,
+                           "scored": s.scored, "errors": s.errors,
+                           "n": found.n if found else 0,
+                           "method": found.method if found else ""})
+        cards.append({"id": f"g{i}", "name": names[i], "colour": PALETTE[i % len(PALETTE)],
+                      "composite": _pct(card.composite), "rate": _pct(row.pass_rate),
+                      "interval": _interval(overall), "passed": row.passed,
+                      "scored": row.scored, "errors": row.uncounted_errors,
+                      "attempts": row.runs,
+                      "ttft": "—" if row.ttft_ms is None else f"{row.ttft_ms:.0f} ms",
+                      "decode": "—" if row.tokens_per_s is None
+                      else f"{row.tokens_per_s:.1f} t/s",
+                      "suites": suites, "tasks": _drilldown(group)})
+    for shown in cards:
+        for task in shown["tasks"]:
+            task["id"] = f"{shown['id']}-t{index[task.pop('key')]}"
+    rate_charts = _rate_bars(groups, names)
+    changed = changed_tasks(everything)
+    return {
+        "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "results": len(everything), "filters": printable(filters), "cards": cards,
+        "rate_charts": rate_charts,
+        "ttft_bars": _figure_bars([r.ttft_ms for r in report.rows], names, "ms", 0),
+        "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
+        "context_chart": _context_chart(groups),
+        "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
+                 "rows": [{"suite": label(s), "task": label(t), "id": i,
+                           "differs": table.differs((s, t)),
+                           "cells": [None if c is None else {"text": c.text, "heat": _heat(c)}
+                                     for c in table.cells[(s, t)]]}
+                          for i, (s, t) in enumerate(table.tasks)]},
+        "notes": [ERRORS_NOTE, COMPOSITE_FORMULA,
+                  "intervals are 95 % and over tasks: Wilson score when each task has one "
+                  "attempt, else cluster-robust normal (never narrower than Wilson over attempts)"],
+        "changed": [f"{label(t)} ({n} versions)" for t, n in changed.items()],
+        "width": CHART_WIDTH, "row": ROW,
+    }
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def render_html(report: Report, filters: str = "") -> str:
+    """The whole page: the template filled with `context`, its own style and script
+    allowed by hash in the Content-Security-Policy, nothing else."""
+    import jinja2
+
+    folder = resources.files("benchrig.report") / "templates"
+    style = (folder / "report.css").read_text(encoding="utf-8")
+    script = (folder / "report.js").read_text(encoding="utf-8")
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True)
+    template = environment.from_string((folder / "report.html.j2").read_text(encoding="utf-8"))
+    policy = (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
+              "img-src 'none'; base-uri 'none'; form-action 'none'")
+    return template.render(**context(report, filters), style=style, script=script,
+                           policy=policy)
