@@ -1,0 +1,100 @@
+"""`benchrig report --html`: one self-contained page, checked as written and as a real
+browser (Debian's chromium, headless) renders it: scorecard numbers, non-empty SVG charts,
+a drill-down that opens, and hostile result text shown, never executed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, benchrig
+from tests.helpers.result_sets import attempt, write
+
+ARTIFACTS = ROOT / "test-artifacts"
+MARK = "data-pwned"
+# What a candidate could answer, or a model be named, to run script in the reader's browser.
+HOSTILE = ('</pre><script>document.documentElement.setAttribute("data-pwned","script")'
+           '</script><img src=x onerror="document.documentElement.setAttribute('
+           "'data-pwned','img')\"><b>bold</b>")
+HOSTILE_NAME = "evil<svg onload=\"document.documentElement.setAttribute('data-pwned','svg')\">"
+
+
+def _results() -> list[dict]:  # type: ignore[type-arg]
+    results = [attempt("alpha", "t1", "pass"), attempt("alpha", "t2", "pass"),
+               attempt("alpha", "t3", "pass"), attempt("alpha", "t4", "fail",
+                                                       answer_excerpt=HOSTILE),
+               attempt("alpha", "c1", "pass", suite="coding", ttft_ms=300.0)]
+    evil = attempt(HOSTILE_NAME, "t1", "fail", notes=HOSTILE, answer_excerpt=HOSTILE)
+    evil["checks"]["details"][0]["message"] = HOSTILE
+    return [*results, evil, attempt(HOSTILE_NAME, "t2", "error")]
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
+    folder = write(tmp_path / "r", _results())
+    out = tmp_path / "report.html"
+    ran = benchrig("report", str(folder), "--html", str(out), results_dir=tmp_path)
+    assert ran.code == 0, ran.stderr
+    assert ran.stdout.strip() == f"{out} (7 results)"
+    return out
+
+
+def test_the_page_is_self_contained_and_escaped(report: Path) -> None:
+    page = report.read_text(encoding="utf-8")
+    assert page.count("<script>") == 1  # its own, at the end
+    assert "<script>document" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;document.documentElement" in page
+    assert "evil&lt;svg onload=" in page and "<svg onload" not in page
+    assert re.search(r'http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;'
+                     r" style-src &#39;sha256-[^ ]+&#39;; script-src &#39;sha256-", page)
+    assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing from the network
+
+
+def _chromium() -> str:
+    found = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser",
+                                                        "google-chrome")) if p), None)
+    if found is None:
+        pytest.skip("no chromium: `make browser` installs Debian's (apt-get install chromium); "
+                    "the HTML report's browser test is skipped")
+    return found
+
+
+def _browser(tmp_path: Path, *args: str) -> str:
+    done = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
+                           "--virtual-time-budget=3000", *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_the_report_in_a_real_browser(report: Path, tmp_path: Path) -> None:
+    dom = _browser(tmp_path, "--dump-dom", f"{report.as_uri()}#g0-t1")
+    # its own script ran (so script runs at all here), the hostile text's did not
+    assert 'data-report-script="ran"' in dom
+    assert not re.search(rf"<[a-z]+[^<>]*\s{MARK}=", dom)  # no element got the marker
+    # scorecard numbers: alpha passed 4 of 5, its reasoning 3 of 4
+    card = dom[dom.index('data-model="alpha · llamacpp"'):]
+    assert re.search(r"data-pass-rate[^>]*>80\.0%<", card)
+    assert "3/4" in card[:card.index("</table>")]
+    # charts: every SVG chart has bars of non-zero width
+    charts = re.findall(r'<svg class="chart"[^>]*>(.*?)</svg>', dom, re.S)
+    assert len(charts) >= 3
+    for chart in charts:
+        widths = [float(w) for w in re.findall(r'<rect[^>]* width="([\d.]+)"', chart)]
+        assert widths and max(widths) > 0
+    # the drill-down: one per attempt, and the link's target opened by the page's script
+    assert dom.count('class="attempt"') == 7
+    assert re.search(r'<details class="model" id="g0" open="">', dom)
+    assert re.search(r'<details class="task" id="g0-t1" open="">', dom)
+    assert "&lt;script&gt;document.documentElement" in dom  # shown as text
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "report.png"
+    shot.unlink(missing_ok=True)
+    _browser(tmp_path, "--window-size=1280,1800", f"--screenshot={shot}",
+             f"{report.as_uri()}#g0-t1")
+    assert shot.stat().st_size > 10_000
