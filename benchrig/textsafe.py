@@ -68,7 +68,10 @@ def printable(text: str, limit: int = PRINT_CAP) -> str:
 def printable_lines(text: str, limit: int = PRINT_CAP) -> str:
     """`text` as a report shows a block of it (an answer, a transcript): like `printable`,
     but its line breaks kept; at most `limit` characters in all."""
-    return "\n".join(printable(line, limit) for line in cap(text, limit).split("\n"))
+    text = cap(text, limit)
+    if text.isascii() and text.replace("\n", "").isprintable():  # the usual case, at C speed
+        return text
+    return "\n".join(printable(line, len(text)) for line in text.split("\n"))
 
 
 def type_name(exc: BaseException) -> str:

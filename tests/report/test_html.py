@@ -98,3 +98,14 @@ def test_the_report_in_a_real_browser(report: Path, tmp_path: Path) -> None:
     _browser(tmp_path, "--window-size=1280,1800", f"--screenshot={shot}",
              f"{report.as_uri()}#g0-t1")
     assert shot.stat().st_size > 10_000
+
+
+def test_a_drilldown_keeps_line_breaks_and_shows_controls() -> None:
+    """An answer's lines stay lines; a terminal escape, a bidi override or a lone surrogate
+    is shown as an escape, never passed on to the page."""
+    from benchrig.textsafe import printable_lines
+
+    assert printable_lines("def f():\n    return 1\n") == "def f():\n    return 1\n"
+    shown = printable_lines("ok\x1b[2J\n\u202egnp.exe\n\ud800")
+    assert shown == "ok\\x1b[2J\n\\u202egnp.exe\n\\ud800"
+    assert printable_lines("x" * 50, 10).startswith("x" * 10 + "… [40 more")
