@@ -62,13 +62,22 @@ class Bar:
     high: float | None = None
 
 
-def _rate_bars(groups: list[Group], names: list[str]) -> list[tuple[str, list[Bar]]]:
+def _by_suite(group: Group) -> dict[str, Estimate | None]:
+    """A group's pass rate in each of its suites (keyed as the results name them)."""
+    per_suite: dict[str, list[Json]] = {}
+    for r in group.results:
+        per_suite.setdefault(r["suite"], []).append(r)
+    return {suite: pass_rate(task_counts(results)) for suite, results in per_suite.items()}
+
+
+def _rate_bars(rates: list[dict[str, Estimate | None]], names: list[str]
+               ) -> list[tuple[str, list[Bar]]]:
     """Per suite with a verdict, one bar per model row: its pass rate and interval."""
     charts = []
     for suite in SUITES:
         bars: list[Bar] = []
-        for index, group in enumerate(groups):
-            found = pass_rate(task_counts([r for r in group.results if r["suite"] == suite]))
+        for index, by_suite in enumerate(rates):
+            found = by_suite.get(suite)
             if found is None:
                 continue
             low = None if found.low is None else found.low * CHART_WIDTH
@@ -185,13 +194,14 @@ def context(report: Report, filters: str = "") -> Json:
     index = {key: i for i, key in enumerate(table.tasks)}
     everything = [r for g in groups for r in g.results]
     cards: list[Json] = []
+    rates = [_by_suite(group) for group in groups]
     for i, (group, row, card) in enumerate(zip(groups, report.rows, report.cards,
                                                strict=True)):
         overall = pass_rate(task_counts(group.results))
         suites = []
-        for suite, s in card.suites.items():
-            found = pass_rate(task_counts([r for r in group.results
-                                           if label(r["suite"]) == suite]))
+        shown = {label(suite): found for suite, found in rates[i].items()}
+        for suite, s in card.suites.items():  # a card keys its suites by printable name
+            found = shown.get(suite)
             suites.append({"suite": suite, "rate": _pct(found.value if found else None),
                            "interval": _interval(found), "passed": s.passed,
                            "scored": s.scored, "errors": s.errors,
@@ -206,10 +216,10 @@ def context(report: Report, filters: str = "") -> Json:
                       "decode": "—" if row.tokens_per_s is None
                       else f"{row.tokens_per_s:.1f} t/s",
                       "suites": suites, "tasks": _drilldown(group)})
-    for shown in cards:
-        for task in shown["tasks"]:
-            task["id"] = f"{shown['id']}-t{index[task.pop('key')]}"
-    rate_charts = _rate_bars(groups, names)
+    for made in cards:
+        for task in made["tasks"]:
+            task["id"] = f"{made['id']}-t{index[task.pop('key')]}"
+    rate_charts = _rate_bars(rates, names)
     changed = changed_tasks(everything)
     return {
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
