@@ -1,6 +1,7 @@
 # BenchRig — the two front-door commands:
 #   make run    set up .venv and run the coding suite on the embedded model (offline)
-#   make test   set up .venv with the dev tools and run lint, types and the test suite
+#   make test   set up .venv with the dev tools (and chromium, for the HTML report test) and
+#               run lint, types and the test suite
 #   make test-fast  the inner loop: the tests without the model, real agents or slow ones
 
 PYTHON ?= python3
@@ -22,7 +23,7 @@ LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -D
 WHEELS        := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchrig/wheels/llama-$(LLAMA_VERSION)-avx2
 LLAMA_WHEEL   := $(WHEELS)/.built
 
-.PHONY: install agents sandbox-tools run test test-fast lint bench clean
+.PHONY: install agents sandbox-tools browser run test test-fast lint bench clean
 
 $(LLAMA_WHEEL):
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for x86-64 with AVX2 (once per machine, ~5 min on 2 cores)" >&2
@@ -58,6 +59,14 @@ sandbox-tools:
 	       || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; }; } \
 	  || echo "note: bubblewrap is not installed; the sandbox runs degraded (docs/security.md)" >&2
 
+# The HTML report's test opens it in a real headless browser: Debian's chromium, installed
+# where we can (root with apt); elsewhere that test is skipped and says so.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && { apt-get install -y -qq chromium >/dev/null 2>&1 \
+	       || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; }; } \
+	  || echo "note: chromium is not installed; the HTML report's browser test is skipped" >&2
+
 # Exit status 1 only means the model failed some tasks: that is a result, not a broken run.
 run: install sandbox-tools
 	$(BIN)/benchrig run --suite coding --model smollm2 --driver llamacpp || [ $$? -eq 1 ]
@@ -66,7 +75,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: install sandbox-tools lint agents
+test: install sandbox-tools browser lint agents
 	$(BIN)/pytest
 
 # Under a minute on 2 cores; still every package (tests/README.md says what is left out).
@@ -79,6 +88,8 @@ bench: install sandbox-tools
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/agents.py
 	$(BIN)/python bench/http_drivers.py
+	$(BIN)/python bench/summary.py
+	$(BIN)/python bench/report.py
 
 clean:
 	rm -rf $(VENV) .agents .mypy_cache .ruff_cache .pytest_cache
