@@ -72,6 +72,7 @@ def _browser(tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # two browser starts
 def test_the_report_in_a_real_browser(report: Path, tmp_path: Path) -> None:
     dom = _browser(tmp_path, "--dump-dom", f"{report.as_uri()}#g0-t1")
     # its own script ran (so script runs at all here), the hostile text's did not

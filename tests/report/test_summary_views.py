@@ -8,6 +8,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from benchrig.report import render
 from benchrig.report.grouping import grouped
 from benchrig.report.select import Filters, parse_since, selected
@@ -26,6 +28,7 @@ def _two_models(folder: Path) -> Path:
     return write(folder, results)
 
 
+@pytest.mark.slow  # six CLI processes
 def test_filters_keep_only_what_is_asked(tmp_path: Path) -> None:
     folder = _two_models(tmp_path / "r")
     for args, rows in [(["-m", "alpha"], ["alpha"]), (["--driver", "ollama"], ["beta"]),
