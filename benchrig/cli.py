@@ -1,4 +1,5 @@
-"""The `benchrig` command: run, validate, summary, list. Only this module prints or exits."""
+"""The `benchrig` command: run, validate, summary, compare, report, serve, list. Only this
+module prints or exits."""
 
 from __future__ import annotations
 
