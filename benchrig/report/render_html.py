@@ -24,7 +24,7 @@ from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.grouping import Group
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
-from benchrig.report.render_json import task_counts
+from benchrig.report.render_json import UNRATED, task_counts
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
 from benchrig.suites import SUITES
@@ -64,11 +64,13 @@ class Bar:
 
 
 def _by_suite(group: Group) -> dict[str, Estimate | None]:
-    """A group's pass rate in each of its suites (keyed as the results name them)."""
+    """A group's pass rate in each of its suites (keyed as the results name them); none for
+    the speed suite, which measures and has no verdicts to rate."""
     per_suite: dict[str, list[Json]] = {}
     for r in group.results:
         per_suite.setdefault(r["suite"], []).append(r)
-    return {suite: pass_rate(task_counts(results)) for suite, results in per_suite.items()}
+    return {suite: None if suite == UNRATED else pass_rate(task_counts(results))
+            for suite, results in per_suite.items()}
 
 
 def _rate_bars(rates: list[dict[str, Estimate | None]], names: list[str]

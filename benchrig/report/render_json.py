@@ -28,6 +28,7 @@ METHODS = {
 }
 
 Json = dict[str, Any]
+UNRATED = "speed"  # the suite that measures: its attempts have no verdict to rate
 
 
 def task_counts(results: list[dict[str, Any]]) -> list[TaskCount]:
@@ -60,7 +61,7 @@ def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
     return {
         "attempts": len(results), "passed": card.passed, "scored": card.scored,
         "errors": card.errors, "runs": card.runs,
-        "pass_rate": estimate(pass_rate(task_counts(results))),
+        "pass_rate": None if card.suite == UNRATED else estimate(pass_rate(task_counts(results))),
         "run_range": _span(card.rate_span),
         "checks": {"passed": card.checks_passed, "total": card.checks_total,
                    "rate": card.checks_rate, "run_range": _span(card.checks_span)},
