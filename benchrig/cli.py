@@ -298,8 +298,9 @@ def summary(
 
 @app.command()
 def compare(
-    a: Annotated[str, typer.Argument(help="Side A: a model, a --label, or model@agent.")],
-    b: Annotated[str, typer.Argument(help="Side B, named as A.")],
+    a: Annotated[str, typer.Argument(metavar="A",
+        help="Side A: a model, a --label, or model@agent.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Side B, named as A.")],
     paths_: ResultPaths = None,
     suite: Suites = None, since: Since = None,
     format_: Annotated[str, typer.Option("--format", "-f", help="table (text) or json.")

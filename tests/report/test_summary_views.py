@@ -99,6 +99,19 @@ def test_by_task_shows_pass_counts_per_model(tmp_path: Path) -> None:
                                                        "ollama"]
 
 
+def test_by_task_as_json_and_csv() -> None:
+    results = [attempt("alpha", "t1", "pass"), attempt("alpha", "t1", "fail", run=1),
+               attempt("beta", "t2", "error")]
+    data = json.loads(render(results, "json", by="task"))
+    assert data["columns"] == ["alpha · llamacpp", "beta · llamacpp"]
+    assert data["tasks"][0] == {"suite": "reasoning", "task": "t1", "cells": [
+        {"passed": 1, "scored": 2, "attempts": 2}, None]}
+    assert data["tasks"][1]["cells"][1] == {"passed": 0, "scored": 0, "attempts": 1}
+    rows = list(csv.DictReader(io.StringIO(render(results, "csv", by="task"))))
+    assert [(r["task"], r["row"], r["passed"], r["scored"]) for r in rows] == [
+        ("t1", "alpha · llamacpp", "1", "2"), ("t2", "beta · llamacpp", "0", "0")]
+
+
 def test_json_has_n_intervals_and_methods(tmp_path: Path) -> None:
     folder = _two_models(tmp_path / "r")
     ran = benchrig("summary", str(folder), "--format", "json", results_dir=tmp_path)
