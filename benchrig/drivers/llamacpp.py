@@ -292,6 +292,7 @@ class LlamaCppDriver:
         wall = time.perf_counter() - began
         effective = {**_effective(settings, llm, threads, settings.max_tokens, 0),
                      "tool_chat_format": TOOL_FORMAT_NOTE, "stream": False,
+                     "placement": "cpu",  # loaded with no GPU layers (n_gpu_layers 0)
                      "load_time_s": load_s}
         return tool_reply(reply, "llama-cpp-python", wall, runtime={
             "name": "llama-cpp-python", "version": llama_cpp.__version__,

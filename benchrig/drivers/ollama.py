@@ -29,6 +29,7 @@ from benchrig.drivers.httpstream import (
     with_retries,
     with_retries_reply,
 )
+from benchrig.drivers.toolreply import answer_of
 from benchrig.metrics import StreamCollector
 from benchrig.streams import NDJSONDecoder
 
@@ -311,7 +312,7 @@ class OllamaDriver:
         content = message.get("content")
         counters = {k: reply[k] for k in COUNTERS if k in reply}
         return ToolReply(
-            text=content if isinstance(content, str) else "", calls=tuple(calls),
+            text=answer_of(content), calls=tuple(calls),
             finish_reason=as_text(reply.get("done_reason")), wall_s=wall,
             input_tokens=count(reply.get("prompt_eval_count")),
             output_tokens=count(reply.get("eval_count")),

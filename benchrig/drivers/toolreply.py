@@ -8,6 +8,13 @@ from typing import Any
 from benchrig.core.errors import DriverError
 from benchrig.core.tools import ToolReply
 from benchrig.drivers.httpstream import as_text, count
+from benchrig.thinking import split_thinking
+
+
+def answer_of(content: object) -> str:
+    """A reply's text as the checks read it: what follows `</think>` (a trace left in the
+    content never counts as the answer)."""
+    return split_thinking(content)[1] if isinstance(content, str) else ""
 
 
 def refuses_tools(message: str) -> bool:
@@ -37,7 +44,7 @@ def tool_reply(reply: dict[str, Any], url: str, wall: float,
     found = reply.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     content = message.get("content")
-    return ToolReply(text=content if isinstance(content, str) else "", calls=tuple(calls),
+    return ToolReply(text=answer_of(content), calls=tuple(calls),
                      finish_reason=as_text(choice.get("finish_reason")) if choice else None,
                      wall_s=wall, input_tokens=count(usage.get("prompt_tokens")),
                      output_tokens=count(usage.get("completion_tokens")),

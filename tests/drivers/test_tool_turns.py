@@ -135,3 +135,16 @@ def test_a_server_error_mid_conversation_is_an_error_not_a_verdict(results_dir: 
     (result,) = results(results_dir)
     assert result["result"] == "error" and result["error"]["kind"] == "infra"
     assert result["notes"].startswith("infra: turn 2: HTTP 500")
+
+
+def test_a_thinking_trace_is_not_the_answer(results_dir: Path) -> None:
+    trace = ('<think>I could call {"name": "get_weather", "arguments": {"city": "x"}} '
+             "but 12 x 7 = 84.</think>")
+    replies = [completion({"role": "assistant", "content": trace + "It is 84."}),
+               completion({"role": "assistant", "content": trace + "I cannot say."})]
+    for reply, outcome in zip(replies, ("pass", "fail"), strict=True):
+        with Loopback({("POST", "/v1/chat/completions"): Reply.json(reply)}) as server:
+            benchrig("run", "tool-nocall-arithmetic", "--driver", "openai", "--model", "m",
+                     "--provider", f"{server.url}/v1", results_dir=results_dir)
+        latest = max(results(results_dir), key=lambda r: r["ended_at"])
+        assert latest["result"] == outcome, latest["notes"]
