@@ -44,10 +44,13 @@ def _output(replies: list[ToolReply], records: list[dict[str, Any]],
     No TTFT, prefill or decode figures: the turns are not streamed (docs/suites.md)."""
     walls = [r.wall_s for r in replies]
     wall = sum(w for w in walls if w is not None) if walls and None not in walls else None
-    metrics = Metrics(wall_s=wall, input_tokens=_known([r.input_tokens for r in replies]),
-                      output_tokens=_known([r.output_tokens for r in replies]),
-                      input_tokens_source="server" if replies else None,
-                      output_tokens_source="server" if replies else None,
+    inputs = _known([r.input_tokens for r in replies])
+    outputs = _known([r.output_tokens for r in replies])
+    sources = {r.tokens_source for r in replies}
+    source = sources.pop() if len(sources) == 1 else None
+    metrics = Metrics(wall_s=wall, input_tokens=inputs, output_tokens=outputs,
+                      input_tokens_source=source if inputs is not None else None,
+                      output_tokens_source=source if outputs is not None else None,
                       engine={"source": "tool conversation (not streamed)",
                               "turns": [{"wall_s": r.wall_s, "finish_reason": r.finish_reason,
                                          "raw": dict(r.raw)} for r in replies]})

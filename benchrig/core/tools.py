@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchrig.core.errors import BenchRigError
+from benchrig.core.metrics import TokenSource
 from benchrig.textsafe import stored
 
 
@@ -61,6 +62,7 @@ class ToolReply:
     wall_s: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    tokens_source: TokenSource = "server"  # `counted` where BenchRig's own process counts
     raw: Mapping[str, Any] = field(default_factory=dict)  # the runtime's own reply data
     # what the result's environment and settings record (the last reply's stand)
     runtime: Mapping[str, Any] = field(default_factory=dict)

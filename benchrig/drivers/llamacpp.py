@@ -292,8 +292,8 @@ class LlamaCppDriver:
         wall = time.perf_counter() - began
         effective = {**_effective(settings, llm, threads, settings.max_tokens, 0),
                      "tool_chat_format": TOOL_FORMAT_NOTE, "stream": False,
-                     "placement": "cpu",  # loaded with no GPU layers (n_gpu_layers 0)
-                     "load_time_s": load_s}
+                     "placement": "cpu"}  # loaded with no GPU layers (n_gpu_layers 0)
+        reply["load_time_s"] = load_s  # kept with the turn's raw reply (None: loaded before)
         return tool_reply(reply, "llama-cpp-python", wall, runtime={
             "name": "llama-cpp-python", "version": llama_cpp.__version__,
-            "model_path": str(path)}, effective=effective)
+            "model_path": str(path)}, effective=effective, tokens_source="counted")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchrig.core.errors import DriverError
+from benchrig.core.metrics import TokenSource
 from benchrig.core.tools import ToolReply
 from benchrig.drivers.httpstream import as_text, count
 from benchrig.thinking import split_thinking
@@ -25,7 +26,8 @@ def refuses_tools(message: str) -> bool:
 
 
 def tool_reply(reply: dict[str, Any], url: str, wall: float,
-               runtime: dict[str, Any], effective: dict[str, Any]) -> ToolReply:
+               runtime: dict[str, Any], effective: dict[str, Any],
+               tokens_source: TokenSource = "server") -> ToolReply:
     """A non-streamed chat completion → the reply's text and its calls as received."""
     choices = reply.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else None
@@ -48,6 +50,9 @@ def tool_reply(reply: dict[str, Any], url: str, wall: float,
                      finish_reason=as_text(choice.get("finish_reason")) if choice else None,
                      wall_s=wall, input_tokens=count(usage.get("prompt_tokens")),
                      output_tokens=count(usage.get("completion_tokens")),
+                     tokens_source=tokens_source,
                      raw={"message": message, "usage": usage or None,
-                          "timings": reply.get("timings")},
+                          "timings": reply.get("timings"),
+                          **({"load_time_s": reply["load_time_s"]}
+                             if "load_time_s" in reply else {})},
                      runtime=runtime, effective=effective)

@@ -43,6 +43,8 @@ def complete(found: list[dict[str, Any]], driver: str) -> None:
         assert all(t["verdict"] in ("pass", "fail", "skipped") and t["reason"] for t in turns)
         m = r["metrics"]
         assert m["wall_s"] > 0 and m["ttft_ms"] is None and m["tokens_per_s"] is None
+        assert m["output_tokens"] > 0 and m["output_tokens_source"] == (
+            "counted" if driver == "llamacpp" else "server")
 
 
 def test_in_process(results_dir: Path) -> None:
