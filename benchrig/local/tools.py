@@ -1,5 +1,5 @@
 """Tool calls on the embedded model (in process and behind `benchrig serve`): llama-cpp-python's
-`chatml-function-calling` chat handler, with the two changes a tool conversation needs.
+`chatml-function-calling` chat handler, with the changes a tool conversation needs.
 
 The handler (llama-cpp-python 0.3.x) chooses between `message:` and `functions.<name>:` under
 a grammar, then writes the arguments under a grammar made from the tool's JSON Schema. As
@@ -7,16 +7,20 @@ shipped it (1) renders no `tool` message, so a fixture result would never reach 
 BenchRig passes each one as a user message `Result of functions.<name>: <json>`; and (2)
 writes a plain answer under the grammar meant for the follow-up (`functions.<name>:` or the
 end), so no answer could ever be text: BenchRig lifts that grammar for the answer only. It
-also asks for unbounded lengths: every completion is capped at the turn's token budget.
+renders its template with HTML autoescape (a quote reaches the model as `&#34;`): BenchRig
+unescapes the rendered part. And it asks for unbounded lengths: every completion is capped
+at the turn's token budget.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 TOOL_CHAT_FORMAT = "chatml-function-calling"
 TOOL_FORMAT_NOTE = (f"{TOOL_CHAT_FORMAT} (llama-cpp-python; tool results passed as user "
-                    "messages, plain answers unconstrained, every completion capped)")
+                    "messages, plain answers unconstrained, prompt not HTML-escaped, every "
+                    "completion capped)")
 ANSWER_PREFIX = "message:\n"
 
 
@@ -42,15 +46,30 @@ class _Capped:
         self._llm, self._budget = llm, budget
         self.prompt_tokens: int | None = None
         self.completion_tokens = 0
+        self._rendered: str | None = None
+        self._unescaped = ""
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._llm, name)
 
+    def _unescape(self, prompt: str) -> str:
+        """The handler renders its template with HTML autoescape on: a quote in a message
+        reaches the model as `&#34;`. Every prompt it sends starts with that rendering (the
+        first one is nothing else): that part is unescaped, what the model wrote after it
+        is left as written."""
+        if self._rendered is None:
+            self._rendered, self._unescaped = prompt, html.unescape(prompt)
+        if prompt.startswith(self._rendered):
+            return self._unescaped + prompt[len(self._rendered):]
+        return prompt
+
     def create_completion(self, prompt: Any = None, **kwargs: Any) -> Any:
         limit = kwargs.get("max_tokens")
         kwargs["max_tokens"] = self._budget if limit is None else min(limit, self._budget)
-        if isinstance(prompt, str) and prompt.endswith(ANSWER_PREFIX):
-            kwargs["grammar"] = None  # the answer is text, not a function name
+        if isinstance(prompt, str):
+            prompt = self._unescape(prompt)
+            if prompt.endswith(ANSWER_PREFIX):
+                kwargs["grammar"] = None  # the answer is text, not a function name
         completion = self._llm.create_completion(prompt=prompt, **kwargs)
         usage = completion.get("usage") if isinstance(completion, dict) else None
         if isinstance(usage, dict):
