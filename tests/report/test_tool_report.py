@@ -113,3 +113,18 @@ def test_the_rendered_tool_scorecard_is_pinned(tmp_path: Path) -> None:
     if os.environ.get("UPDATE_GOLDEN"):
         GOLDEN.write_text(ran.stdout, encoding="utf-8")
     assert ran.stdout == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_the_csv_export_carries_every_rate_with_its_parts(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    results = mixed(tmp_path)
+    (row,) = list(csv.DictReader(io.StringIO(render(results, "csv"))))
+    assert (row["tool_use_selection"], row["tool_use_selection_numerator"],
+            row["tool_use_selection_denominator"]) == ("0.5000", "3", "6")
+    assert row["tool_use_false_calls_denominator"] == "3" and row["tool_use_unsupported"] == "1"
+    unsupported = [r for r in results if r["result"] == "unsupported"]
+    (row,) = list(csv.DictReader(io.StringIO(render(unsupported, "csv"))))
+    # an empty denominator: an empty rate, never 0
+    assert (row["tool_use_task_success"], row["tool_use_task_success_denominator"]) == ("", "0")
