@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # A call written as text: `{"name": "get_weather", …}`, `functions.get_weather:`, or a
 # `<tool_call>` tag (what chat templates ask small models to emit).
-_TEXT_CALL_MARKERS = re.compile(r"<tool_call>|<function[=>]|\bfunctions\.[A-Za-z_][\w.-]*\s*:")
+_TEXT_CALL_MARKERS = re.compile(r"<tool_call>|<function[=>]")
 _SPACES = re.compile(r"\s+")
 
 
@@ -149,7 +149,8 @@ def text_call(text: str, names: Sequence[str]) -> bool:
     """Whether `text` writes a tool call instead of making one: a JSON object naming one of
     the tools (`{"name": …}` or `{"function": {"name": …}}`), `functions.<name>:`, or a
     `<tool_call>` tag."""
-    if _TEXT_CALL_MARKERS.search(text):
+    if _TEXT_CALL_MARKERS.search(text) or any(
+            re.search(rf"\bfunctions\.{re.escape(name)}\s*:", text) for name in names):
         return True
     decoder = json.JSONDecoder()
     for start in (i for i, ch in enumerate(text) if ch == "{"):

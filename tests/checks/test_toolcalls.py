@@ -154,3 +154,8 @@ def test_the_task_schema_refuses_a_turn_of_two_kinds(turn: dict[str, Any], words
 def test_every_bundled_case_validates() -> None:
     for path in sorted(TASKS.glob("tool-*.md")):
         assert load_task(path).check_type == "tool_calls"
+
+
+def test_a_file_name_is_not_a_call_written_as_text() -> None:
+    assert not text_call("The helpers live in functions.py: see line 3.", ["f", "g"])
+    assert text_call("functions.g: {}", ["f", "g"])
