@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchrig.core.tools import PlannedTurn
 from benchrig.jsonsafe import NUMERIC_ERRORS
+from benchrig.textsafe import NAME_CAP, cap
 
 if TYPE_CHECKING:
     from jsonschema import Validator
@@ -21,6 +22,18 @@ if TYPE_CHECKING:
 # `<tool_call>` tag (what chat templates ask small models to emit).
 _TEXT_CALL_MARKERS = re.compile(r"<tool_call>|<function[=>]")
 _SPACES = re.compile(r"\s+")
+
+
+REASON_CAP = 500  # a schema error quotes the value, which the model chose
+
+
+def shown(value: Any) -> str:
+    """A model-chosen name or value as a reason quotes it: repr, capped (it may be huge)."""
+    return cap(repr(value), NAME_CAP)
+
+
+def shown_json(value: Any) -> str:
+    return cap(json.dumps(value, ensure_ascii=False), NAME_CAP)
 
 
 @dataclass(frozen=True)
@@ -46,7 +59,7 @@ class TurnVerdict:
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [k for k, _ in pairs]
     if len(set(keys)) != len(keys):
-        raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
+        raise ValueError(f"duplicate key {shown(next(k for k in keys if keys.count(k) > 1))}")
     return dict(pairs)
 
 
@@ -95,7 +108,7 @@ def schema_problems(parameters: Mapping[str, Any], arguments: Any) -> list[str]:
     found = []
     for error in sorted(strict_validator(parameters).iter_errors(arguments), key=str):
         path = ".".join(str(p) for p in error.absolute_path) or "(arguments)"
-        found.append(f"{path}: {error.message}")
+        found.append(cap(f"{path}: {error.message}", REASON_CAP))
     return found
 
 
@@ -119,7 +132,7 @@ def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
         extra = sorted(set(got) - set(expected))
         missing = sorted(set(expected) - set(got))
         if extra:
-            return f"{path}: extra argument {extra[0]!r}"
+            return f"{path}: extra argument {shown(extra[0])}"
         if missing:
             return f"{path}: missing argument {missing[0]!r}"
         for key in expected:
@@ -140,7 +153,7 @@ def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
     same_kind = _kind(got) == _kind(expected) or (
         {_kind(got), _kind(expected)} == {"integer", "number"})  # the schema decides those
     if not same_kind or got != expected:
-        return (f"{path}: {json.dumps(got, ensure_ascii=False)} ({_kind(got)}) where "
+        return (f"{path}: {shown_json(got)} ({_kind(got)}) where "
                 f"{json.dumps(expected, ensure_ascii=False)} ({_kind(expected)}) is expected")
     return None
 
@@ -184,7 +197,7 @@ def judge_turn(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any
 def _judge_answer(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any]],
                   tools: Mapping[str, Mapping[str, Any]]) -> TurnVerdict:
     if calls:
-        names = ", ".join(repr(c.get("name")) for c in calls)
+        names = ", ".join(shown(c.get("name")) for c in calls[:5])
         return TurnVerdict("fail", f"called {names} where a plain answer is expected",
                            false_call=True)
     if text_call(text, list(tools)):
@@ -209,12 +222,12 @@ def _judge_call(expected: Mapping[str, Any], text: str, calls: Sequence[Mapping[
     structured = all(isinstance(c.get("name"), str) and args is not None
                      for c, (args, _) in zip(calls, parsed, strict=True))
     if len(calls) > 1:
-        got = ", ".join(repr(c.get("name")) for c in calls)
+        got = ", ".join(shown(c.get("name")) for c in calls[:5])
         return TurnVerdict("fail", f"{len(calls)} calls ({got}) where one call to {name!r} is "
                            "expected (an extra call fails)", structured=structured)
     call, (arguments, malformed) = calls[0], parsed[0]
     if call.get("name") != name:
-        return TurnVerdict("fail", f"called {call.get('name')!r} (expected {name!r})",
+        return TurnVerdict("fail", f"called {shown(call.get('name'))} (expected {name!r})",
                            structured=structured)
     if arguments is None:
         return TurnVerdict("fail", f"malformed call: {malformed}", selection=True)

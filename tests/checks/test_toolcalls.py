@@ -159,3 +159,13 @@ def test_every_bundled_case_validates() -> None:
 def test_a_file_name_is_not_a_call_written_as_text() -> None:
     assert not text_call("The helpers live in functions.py: see line 3.", ["f", "g"])
     assert text_call("functions.g: {}", ["f", "g"])
+
+
+def test_a_huge_model_value_is_quoted_capped() -> None:
+    huge = "x" * 100_000
+    for arguments in ({"n": huge, "tags": ["a", "b"]}, {"n": 5, "tags": [huge, "b"]},
+                      {"n": 5, "tags": ["a", "b"], huge: 1}):
+        verdict = judge_turn(PLANNED, "", [{"name": "f", "arguments": arguments}], TOOLS)
+        assert verdict.verdict == "fail" and len(verdict.reason) < 1000
+    verdict = judge_turn(PLANNED, "", [{"name": huge, "arguments": "{}"}], TOOLS)
+    assert len(verdict.reason) < 1000
