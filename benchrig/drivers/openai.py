@@ -321,7 +321,8 @@ class OpenAIDriver:
             "version": as_text(server.get("version")), "base_url": root,
             "served": server or None}, effective={
             "temperature": body.get("temperature"), "max_tokens": body.get("max_tokens"),
-            "seed": body.get("seed"), "think": None, "stream": False, "tool_choice": "auto",
+            "seed": body.get("seed"), "stream": False, "tool_choice": "auto",
+            "think": body.get("chat_template_kwargs", {}).get("enable_thinking"),
             "context_size": count(server.get("context_size")),
             "threads": count(server.get("threads")),
             "chat_format": as_text(server.get("chat_format")),
