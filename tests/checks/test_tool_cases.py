@@ -72,3 +72,11 @@ def test_a_right_first_step_then_a_wrong_second(tmp_path: Path) -> None:
     assert fed["role"] == "tool" and "TRK-5521" in fed["content"]
     assert second["request_messages"][-2]["tool_calls"][0]["function"]["name"] == \
         "lookup_order"
+
+
+def test_the_suite_is_opt_in() -> None:
+    from benchrig.cli import _load
+
+    assert not [t for t in _load([], []) if t.suite == "tool_use"]
+    assert len(_load([], ["tool_use"])) == 18
+    assert [t.id for t in _load(["tool-select-weather"], [])] == ["tool-select-weather"]
