@@ -85,7 +85,7 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
     elif card.suite == "speed":
         text = _speed(card)
     elif card.tools is not None:
-        text = tool_line(card.tools)
+        text = tool_line(card.tools, span(card.rate_span))
     else:
         text = f"{card.passed}/{card.scored} passed"
         if with_rate:

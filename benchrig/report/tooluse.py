@@ -82,10 +82,12 @@ def tool_figures(results: list[Result]) -> ToolFigures:
     )
 
 
-def tool_line(figures: ToolFigures) -> str:
-    """Every rate with its numerator and denominator, then what stands outside them."""
+def tool_line(figures: ToolFigures, success_range: str = "") -> str:
+    """Every rate with its numerator and denominator, then what stands outside them;
+    `success_range`: the task success's range over the runs (` [low-high]`), if any."""
     f = figures
-    return (f"task success {f.task_success.text()} · tool selection {f.selection.text()} · "
+    return (f"task success {f.task_success.text()}{success_range} · "
+            f"tool selection {f.selection.text()} · "
             f"arguments {f.arguments.text()} · abstention {f.abstention.text()} · "
             f"false calls {f.false_calls.text()} · structured calls {f.structured.text()} · "
             f"skipped turns {f.skipped_turns} · timeouts {f.timeouts} · errors {f.errors} · "
