@@ -37,9 +37,13 @@ def _tasks(selectors: list[str]) -> list[TaskSpec]:
 
 
 def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
+    from benchrig.suites import OPT_IN
+
     tasks = _tasks(selectors)
     if suites:
         tasks = [t for t in tasks if t.suite in suites]
+    elif not selectors:  # an opt-in suite (tool_use) runs only when named
+        tasks = [t for t in tasks if t.suite not in OPT_IN]
     return tasks
 
 

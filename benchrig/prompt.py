@@ -23,6 +23,10 @@ ANSWER_TAILS = {
 }
 SYSTEM = {
     "coding": "You are an expert Python programmer.",
+    # Some chat handlers show the tools only inside a system message (llama-cpp-python's
+    # chatml-function-calling): every runtime gets the same one.
+    "tool_use": "You are a helpful assistant with access to tools. Call a tool only when it "
+                "serves the request; otherwise answer directly in plain text.",
 }
 
 

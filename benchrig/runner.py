@@ -14,12 +14,14 @@ from benchrig import __version__
 from benchrig.checks import load_checks
 from benchrig.checks.judge import judge, unjudged
 from benchrig.config import Config
+from benchrig.conversation import converse
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
+from benchrig.core.tools import is_tool_case
 from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
 from benchrig.drivers.base import Driver, DriverRequest, Progress
@@ -214,7 +216,8 @@ def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput |
         t = output.transcript
         lines.append({"kind": "answer", "text": t.answer, "thinking": t.thinking,
                       "finish_reason": t.finish_reason, "tool_calls": list(t.tool_calls),
-                      "turns": t.turns, "files": dict(t.files)})
+                      "turns": t.turns, "files": dict(t.files),
+                      **({"tool_turns": list(t.tool_turns)} if t.tool_turns else {})})
         lines.extend(dict(event) for event in output.events)
     write_atomic(path, "".join(json.dumps(json_safe(line), ensure_ascii=False, allow_nan=False)
                                + "\n" for line in lines))
@@ -229,11 +232,14 @@ def _as_run(settings: Settings, output: DriverOutput) -> Settings:
     return settings
 
 
-def _driven(driver: Driver, request: DriverRequest
+def _driven(driver: Driver, request: DriverRequest, task: TaskSpec
             ) -> tuple[DriverOutput | None, DriverError | None]:
-    """The driver's output, or the error it ended in (with the phase it was spending in)."""
+    """The driver's output, or the error it ended in (with the phase it was spending in).
+    A tool case is a conversation of planned turns (benchrig.conversation)."""
     deadline = request.deadline
     try:
+        if is_tool_case(task.frontmatter):
+            return converse(driver, request, task), None
         return driver.run(request), None
     except DriverError as exc:
         if exc.phase is None:  # the phase the driver was spending in when it failed
@@ -279,7 +285,7 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
                             hidden_paths=(results_dir, *task.folders), pass_env=pass_env,
                             deadline=deadline)
     started = utc_now()
-    output, error = _driven(driver, request)
+    output, error = _driven(driver, request, task)
     ended = utc_now()
     verdict, check_s = None, None
     if output is not None:

@@ -11,3 +11,8 @@ SUITES = ("speed", "coding", "reasoning", "context", "polish", "tool_use")
 ANSWER_SCORED = ("coding", "reasoning", "polish")
 # Suites averaged into the composite score (speed measures, tool metrics stay out).
 COMPOSITE = ("coding", "reasoning", "polish", "context")
+# Suites left out of the legacy timing averages (per-model table, the model's avg TTFT):
+# tool conversations are several unstreamed requests, not one timed generation.
+UNTIMED = ("tool_use",)
+# Suites run only when asked for by name (--suite or a task id), never by default.
+OPT_IN = ("tool_use",)

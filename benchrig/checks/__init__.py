@@ -32,6 +32,7 @@ BUILTIN = {
     "declension": "benchrig.checks.polish:check_declension",
     "choices": "benchrig.checks.polish:check_choices",
     "summary": "benchrig.checks.polish:check_summary",
+    "tool_calls": "benchrig.checks.tools:check_tool_calls",
 }
 
 

@@ -21,6 +21,10 @@ class Transcript:
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     turns: int | None = None
+    # tool use (benchrig.conversation): each model reply with the messages it answered, and
+    # why the runtime could not take tools at all (the case is then `unsupported`)
+    tool_turns: tuple[Mapping[str, Any], ...] = ()
+    unsupported: str | None = None
 
     def __post_init__(self) -> None:
         # Every driver's text enters here: made safe to store once (no lone surrogate from

@@ -24,7 +24,7 @@ def failed_details(names: Iterable[str], message: str) -> tuple[CheckDetail, ...
 class Verdict:
     """What the check decided, with the evidence a reader needs to audit it."""
 
-    result: str  # pass | fail | no-test
+    result: str  # pass | fail | no-test | unsupported (tool use)
     details: tuple[CheckDetail, ...] = ()
     notes: str = ""
     truncated: bool = False

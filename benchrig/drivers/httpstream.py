@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import Metrics
+from benchrig.core.tools import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
 from benchrig.textsafe import stored
@@ -217,6 +218,16 @@ def with_retries(runtime: Mapping[str, Any],
                  attempt: Callable[[Retries], DriverOutput]) -> DriverOutput:
     """One attempt of an HTTP runtime (`runtime`: its name and base URL, as the result's
     environment names it): an error it ends in keeps the retries made before it."""
+    retries = Retries()
+    try:
+        return attempt(retries)
+    except DriverError as exc:
+        raise retries.attach(exc, runtime) from None
+
+
+def with_retries_reply(runtime: Mapping[str, Any],
+                       attempt: Callable[[Retries], ToolReply]) -> ToolReply:
+    """One tool turn of an HTTP runtime: an error it ends in keeps the retries before it."""
     retries = Retries()
     try:
         return attempt(retries)

@@ -12,8 +12,10 @@ from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
+from benchrig.core.tools import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest, Progress
+from benchrig.drivers.toolreply import tool_reply
 from benchrig.local.model import INSTALL_HINT, default_threads, perf_counters, resolve_model
 from benchrig.metrics import StreamCollector
 
@@ -260,3 +262,38 @@ class LlamaCppDriver:
                      "model_path": str(path)},
             effective=_effective(settings, llm, threads, budget, len(prompt)),
         )
+
+    def tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
+                  tools: list[dict[str, Any]]) -> ToolReply:
+        """One reply of a tool conversation in process, through llama-cpp-python's
+        function-calling chat handler (benchrig.local.tools), not streamed."""
+        from benchrig.local.tools import TOOL_FORMAT_NOTE, tool_completion
+
+        settings = request.settings
+        path = resolve_model(request.model)
+        threads = settings.threads or default_threads()
+        llm, load_s = self._loaded(request, path, threads)
+        import llama_cpp  # already loaded by _load
+
+        llm.reset()
+        if settings.seed is not None:
+            llm.set_seed(settings.seed)
+        request.deadline.spend("tool turn")
+        abort = AbortAtDeadline(llm, request.deadline)
+        began = time.perf_counter()
+        try:
+            with abort:
+                reply = tool_completion(llm, messages, tools, settings.temperature,
+                                        settings.max_tokens, dict(SAMPLING))
+        except (ValueError, RuntimeError) as exc:
+            if abort.fired:
+                raise _ran_out(request.deadline, "") from None
+            raise DriverError("infra", f"llama.cpp failed: {exc}") from None
+        wall = time.perf_counter() - began
+        effective = {**_effective(settings, llm, threads, settings.max_tokens, 0),
+                     "tool_chat_format": TOOL_FORMAT_NOTE, "stream": False,
+                     "placement": "cpu"}  # loaded with no GPU layers (n_gpu_layers 0)
+        reply["load_time_s"] = load_s  # kept with the turn's raw reply (None: loaded before)
+        return tool_reply(reply, "llama-cpp-python", wall, runtime={
+            "name": "llama-cpp-python", "version": llama_cpp.__version__,
+            "model_path": str(path)}, effective=effective, tokens_source="counted")

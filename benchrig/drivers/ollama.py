@@ -10,6 +10,7 @@ from typing import Any
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError
 from benchrig.core.metrics import TokenSource
+from benchrig.core.tools import ToolReply, ToolsUnsupported
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.httpstream import (
@@ -26,7 +27,9 @@ from benchrig.drivers.httpstream import (
     post_stream,
     request_json,
     with_retries,
+    with_retries_reply,
 )
+from benchrig.drivers.toolreply import answer_of
 from benchrig.metrics import StreamCollector
 from benchrig.streams import NDJSONDecoder
 
@@ -246,3 +249,95 @@ class OllamaDriver:
                                 tool_calls=tuple(lines.tool_calls))
         return transcript, engine, collector
 
+
+    def tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
+                  tools: list[dict[str, Any]]) -> ToolReply:
+        """One reply of a tool conversation through /api/chat: `tools` sent, not streamed;
+        `message.tool_calls` read (arguments arrive as an object). A model whose /api/show
+        capabilities lack `tools` is unsupported."""
+        root = ollama_url(request.provider)
+        return with_retries_reply({"name": "ollama", "base_url": root},
+                                  lambda retries: self._tool_turn(request, root, messages,
+                                                                  tools, retries))
+
+    def _tool_turn(self, request: DriverRequest, root: str, messages: list[dict[str, Any]],
+                   tools: list[dict[str, Any]], retries: Retries) -> ToolReply:
+        s, model, deadline = request.settings, request.model, request.deadline
+        with client(deadline.spend("server info"), root) as http:
+            version = as_text(request_json(http, "GET", f"{root}/api/version",
+                                           retries=retries, deadline=deadline).get("version"))
+            show = request_json(http, "POST", f"{root}/api/show", {"model": model},
+                                retries=retries, deadline=deadline)
+            capabilities = show.get("capabilities")
+            if isinstance(capabilities, list) and "tools" not in capabilities:
+                raise ToolsUnsupported(f"Ollama model {model!r} lacks the tools capability "
+                                       f"(capabilities: {', '.join(map(str, capabilities))})")
+            options: dict[str, Any] = {"num_ctx": s.context_size, "num_predict": s.max_tokens,
+                                       "temperature": s.temperature}
+            if s.seed is not None:
+                options["seed"] = s.seed
+            if s.threads is not None:
+                options["num_thread"] = s.threads
+            before = _loaded(http, root, model, deadline)
+            if before is None or before.get("context_length") != s.context_size:
+                deadline.spend("warm-up")  # untimed, and outside every rate
+                request_json(http, "POST", f"{root}/api/chat",
+                             {"model": model, "messages": [], "stream": False,
+                              "options": {"num_ctx": s.context_size}},
+                             timeout_s=deadline.left(), retries=retries, deadline=deadline)
+            body: dict[str, Any] = {"model": model, "messages": ollama_messages(messages),
+                                    "tools": tools, "stream": False, "options": options}
+            can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
+            if s.think is not None and can_think:
+                body["think"] = s.think
+            deadline.spend("tool turn")
+            began = time.perf_counter()
+            reply = request_json(http, "POST", f"{root}/api/chat", body,
+                                 timeout_s=deadline.left(), retries=retries, deadline=deadline)
+            wall = time.perf_counter() - began
+            deadline.spend("server info")
+            after = _loaded(http, root, model, deadline)
+        message = reply.get("message")
+        if not isinstance(message, dict):
+            raise DriverError("infra", f"{root}/api/chat answered without a message: "
+                              f"{str(reply)[:200]!r}")
+        calls = []
+        for raw in message.get("tool_calls") or ():
+            function = raw.get("function") if isinstance(raw, dict) else None
+            if isinstance(function, dict):
+                calls.append({"id": raw.get("id"), "name": function.get("name"),
+                              "arguments": function.get("arguments")})
+            else:
+                calls.append({"id": None, "name": None, "arguments": raw})
+        content = message.get("content")
+        counters = {k: reply[k] for k in COUNTERS if k in reply}
+        return ToolReply(
+            text=answer_of(content), calls=tuple(calls),
+            finish_reason=as_text(reply.get("done_reason")), wall_s=wall,
+            input_tokens=count(reply.get("prompt_eval_count")),
+            output_tokens=count(reply.get("eval_count")),
+            raw={"message": message, **counters, "placement": placement(after)},
+            runtime={"name": "ollama", "version": version, "base_url": root},
+            effective={"think": body.get("think"), "temperature": options["temperature"],
+                       "seed": options.get("seed"), "max_tokens": options["num_predict"],
+                       "context_size": options["num_ctx"], "threads": options.get("num_thread"),
+                       "stream": False, "capabilities": capabilities,
+                       "placement": placement(after)})
+
+
+def ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-shaped conversation messages → Ollama's: a call's arguments as an object, a
+    tool result named by `tool_name`."""
+    converted = []
+    for message in messages:
+        message = dict(message)
+        if message.get("tool_calls"):
+            message["tool_calls"] = [
+                {"function": {"name": c["function"]["name"],
+                              "arguments": json.loads(c["function"]["arguments"])}}
+                for c in message["tool_calls"]]
+        if message.get("role") == "tool":
+            message = {"role": "tool", "content": message.get("content", ""),
+                       "tool_name": message.get("name")}
+        converted.append(message)
+    return converted

@@ -11,6 +11,7 @@ from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import TokenSource
 from benchrig.core.settings import Settings
+from benchrig.core.tools import ToolReply, ToolsUnsupported
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.httpstream import (
@@ -26,7 +27,9 @@ from benchrig.drivers.httpstream import (
     post_stream,
     request_json,
     with_retries,
+    with_retries_reply,
 )
+from benchrig.drivers.toolreply import refuses_tools, tool_reply
 from benchrig.metrics import StreamCollector
 from benchrig.streams import SSEDecoder
 
@@ -281,3 +284,48 @@ class OpenAIDriver:
                    "http_server": read.server, "served": server or None}
         return DriverOutput(transcript=transcript, metrics=metrics, runtime=runtime,
                             effective=effective)
+
+    def tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
+                  tools: list[dict[str, Any]]) -> ToolReply:
+        """One reply of a tool conversation: `tools` sent, `tool_calls` read, not streamed (the
+        initial transport of the tool-use suite), so only wall time is measured."""
+        root = openai_url(request.provider)
+        runtime = {"name": "openai-compatible", "base_url": root}
+        return with_retries_reply(runtime, lambda retries: self._tool_turn(
+            request, root, messages, tools, retries))
+
+    def _tool_turn(self, request: DriverRequest, root: str, messages: list[dict[str, Any]],
+                   tools: list[dict[str, Any]], retries: Retries) -> ToolReply:
+        s, deadline = request.settings, request.deadline
+        url = f"{root}/chat/completions"
+        headers = _headers()
+        body = {k: v for k, v in request_body(request.model, messages, s).items()
+                if k not in ("stream", "stream_options")}
+        body.update(stream=False, tools=tools, tool_choice="auto")
+        with client(deadline.spend("tool turn"), root) as http:
+            began = time.perf_counter()
+            try:
+                reply = request_json(http, "POST", url, body, headers,
+                                     timeout_s=deadline.left(), retries=retries,
+                                     deadline=deadline)
+            except DriverError as exc:
+                if refuses_tools(exc.message):
+                    raise ToolsUnsupported(f"{root} refused the request with tools: "
+                                           f"{exc.message}") from None
+                raise
+            wall = time.perf_counter() - began
+            deadline.spend("server info")
+            server = _get_optional(http, f"{root}/benchrig/server", headers, deadline) or {}
+        return tool_reply(reply, url, wall, runtime={
+            "name": as_text(server.get("server")) or "openai-compatible",
+            "version": as_text(server.get("version")), "base_url": root,
+            "served": server or None}, effective={
+            "temperature": body.get("temperature"), "max_tokens": body.get("max_tokens"),
+            "seed": body.get("seed"), "stream": False, "tool_choice": "auto",
+            "think": body.get("chat_template_kwargs", {}).get("enable_thinking"),
+            "context_size": count(server.get("context_size")),
+            "threads": count(server.get("threads")),
+            "chat_format": as_text(server.get("chat_format")),
+            "tool_chat_format": as_text(server.get("tool_chat_format")),
+            "api_key_env": API_KEY_ENV if headers else None})
+

@@ -1,11 +1,16 @@
-"""Replay: the answer is read from a file, to score saved outputs or prove a task pack."""
+"""Replay: the answer is read from a file, to score saved outputs or prove a task pack. For a
+tool case the file is a whole multi-turn transcript: `{"turns": [{"text": …, "tool_calls":
+[{"name": …, "arguments": …}]}, …]}`, one entry per model reply (docs/suites.md#tool-use)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import Metrics
+from benchrig.core.tools import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.thinking import split_thinking
@@ -36,3 +41,25 @@ class ReplayDriver:
             metrics=Metrics(),
             runtime={"name": "replay", "version": None, "answer_file": str(path)},
         )
+
+    def tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
+                  tools: list[dict[str, Any]]) -> ToolReply:
+        """The reply recorded for this point of the conversation: the k-th entry of `turns`,
+        k being the number of replies the model has given so far."""
+        path = Path(request.provider or "")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise DriverError("infra", f"cannot read transcript file {path}: {exc}") from None
+        turns = data.get("turns") if isinstance(data, dict) else None
+        if not isinstance(turns, list):
+            raise DriverError("infra", f"{path}: a tool transcript is an object with a "
+                              "`turns` list")
+        index = sum(1 for m in messages if m.get("role") == "assistant")
+        if index >= len(turns) or not isinstance(turns[index], dict):
+            raise DriverError("infra", f"{path}: no recorded reply for turn {index + 1}")
+        turn = turns[index]
+        calls = tuple(dict(c) for c in turn.get("tool_calls") or () if isinstance(c, dict))
+        return ToolReply(text=str(turn.get("text") or ""), calls=calls,
+                         finish_reason="tool_calls" if calls else "stop",
+                         runtime={"name": "replay", "version": None, "answer_file": str(path)})

@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from benchrig.core.errors import DriverError
+from benchrig.local.tools import TOOL_FORMAT_NOTE
 
 # chatml accepts list-of-parts message content (as pi sends); the GGUF's own Jinja
 # template fails on it. chatml also drops SmolLM2's default system prompt, so the chat
@@ -81,7 +82,8 @@ class EmbeddedServer:
                 "chat_format": self.config.chat_format, "threads": self.threads,
                 "context_size": self.config.context_size, "interrupt_requests": False,
                 "prompt_prefix_reuse": False, "logits_all": False,
-                "model_path": str(self.model_path), "alias": self.alias}
+                "model_path": str(self.model_path), "alias": self.alias,
+                "tool_chat_format": TOOL_FORMAT_NOTE}
 
     def start(self) -> EmbeddedServer:
         import httpx

@@ -10,7 +10,9 @@ token, which slows prefill and leaves llama.cpp's prompt timer empty), and three
   tokens it generated (`completion_tokens`), kept by completion id and served at
   `GET /v1/benchrig/perf/{id}`;
 - `GET /v1/benchrig/server`: the settings the server runs with (chat format, threads, …),
-  so a client can record them.
+  so a client can record them;
+- a request with `tools` answered by llama-cpp-python's function-calling handler
+  (benchrig.local.tools), unstreamed, whatever the chat format.
 
     python -m benchrig.local.serve_child '<ServerConfig-like JSON>'
 """
@@ -73,6 +75,31 @@ def counting(generate: Any) -> Any:
     return generate_counted
 
 
+def accept_tools() -> None:
+    """A chat request with `tools` (tool_choice not `none`) goes through BenchRig's tool
+    handler (benchrig.local.tools), answered unstreamed, whatever the server's chat format
+    (a streamed request with tools is left to the chat format as it is)."""
+    import llama_cpp
+
+    from benchrig.local.tools import tool_completion
+
+    original: Any = llama_cpp.Llama.create_chat_completion
+
+    def with_tools(self: Any, messages: list[dict[str, Any]], *args: Any, **kwargs: Any) -> Any:
+        tools = kwargs.get("tools")
+        if not tools or kwargs.get("tool_choice") == "none" or kwargs.get("stream") or args:
+            return original(self, messages, *args, **kwargs)
+        sampling = {k: kwargs[k] for k in ("top_k", "top_p", "min_p", "repeat_penalty")
+                    if kwargs.get(k) is not None}
+        if kwargs.get("seed") is not None:
+            self.set_seed(kwargs["seed"])
+        return tool_completion(self, list(messages), list(tools),
+                               float(kwargs.get("temperature", 0.2)),
+                               int(kwargs.get("max_tokens") or 256), sampling)
+
+    setattr(llama_cpp.Llama, "create_chat_completion", with_tools)  # noqa: B010
+
+
 def main(argv: list[str]) -> None:
     config = json.loads(argv[0])
     import uvicorn
@@ -82,6 +109,7 @@ def main(argv: list[str]) -> None:
 
     perf: OrderedDict[str, dict[str, Any]] = OrderedDict()
     instrument(perf)
+    accept_tools()
     server = ServerSettings(host=config["host"], port=config["port"], interrupt_requests=False)
     model = ModelSettings(model=config["model_path"], model_alias=config["alias"],
                           n_ctx=config["context_size"], n_threads=config["threads"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
 from benchrig.report.table import ModelRow
+from benchrig.report.tooluse import tool_line
 
 ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout counts as "
                "failed); errors of the infrastructure or of BenchRig are shown beside it, "
@@ -83,6 +84,8 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
         text = _coding(card)
     elif card.suite == "speed":
         text = _speed(card)
+    elif card.tools is not None:
+        text = tool_line(card.tools, span(card.rate_span))
     else:
         text = f"{card.passed}/{card.scored} passed"
         if with_rate:
@@ -91,7 +94,7 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
             text += f" · checks {card.checks_passed}/{card.checks_total}"
         if card.thinking_share is not None and card.thinking_tokens:
             text += f" · thinking {pct(card.thinking_share)} of output tokens"
-    if card.errors:
+    if card.errors and card.tools is None:  # the tool line counts its errors itself
         text += f" · {errors_text(card.errors)}"
     if card.deterministic:
         text += f" · {DETERMINISTIC}"

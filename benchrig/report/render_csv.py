@@ -12,6 +12,7 @@ from benchrig.plausible import credible
 from benchrig.report.build import Report
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
+from benchrig.report.tooluse import Rate
 from benchrig.suites import SUITES
 from benchrig.textsafe import label
 
@@ -49,12 +50,21 @@ def suite_columns(name: str) -> list[str]:
     elif name == "speed":
         own = ["speed_eval_tok_sec", "speed_eval_tok_sec_floored", "speed_prompt_eval_tok_sec",
                "speed_avg_output_tokens"]
+    elif name == "tool_use":
+        own = [f"tool_use_{rate}{part}" for rate in TOOL_RATES
+               for part in ("", "_numerator", "_denominator")]
+        own += [f"tool_use_{c}" for c in TOOL_COUNTS]
     else:
         own = [f"{name}_{c}" for c in ("pass_rate", "passed", "count", "pass_rate_min",
                                        "pass_rate_max", "checks_passed", "check_count",
                                        "truncated_thinking", "thinking_token_share")]
     return [*own, f"{name}_avg_ttft_sec", f"{name}_truncated_runs"]
 
+
+# tool_use: each rate (empty on a zero denominator), its numerator and denominator
+TOOL_RATES = ("task_success", "selection", "arguments", "abstention", "false_calls",
+              "structured")
+TOOL_COUNTS = ("skipped_turns", "timeouts", "errors", "unsupported")
 
 CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
                 "composite_suites", "avg_ttft_sec", "truncated_runs"]
@@ -76,6 +86,11 @@ def _suite_values(s: SuiteCard) -> list[str]:
     elif s.suite == "speed":
         own = [_number(s.decode_tps, 3), str(s.decode_floored).lower(),
                _number(s.prefill_tps, 3), _number(s.avg_output_tokens, 1)]
+    elif s.tools is not None:
+        rates: list[Rate] = [getattr(s.tools, rate) for rate in TOOL_RATES]
+        own = [v for r in rates for v in (_number(r.value), str(r.numerator),
+                                          str(r.denominator))]
+        own += [str(getattr(s.tools, c)) for c in TOOL_COUNTS]
     else:
         own = [_number(s.rate), str(s.passed), str(s.scored), _number(_low(s.rate_span)),
                _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),

@@ -19,7 +19,8 @@ from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
 from benchrig.report.grouping import Group
-from benchrig.suites import COMPOSITE, SUITES
+from benchrig.report.tooluse import ToolFigures, tool_figures
+from benchrig.suites import COMPOSITE, SUITES, UNTIMED
 from benchrig.textsafe import label
 
 Result = dict[str, Any]
@@ -74,6 +75,7 @@ class SuiteCard:
     avg_output_tokens: float | None = None
     speed: tuple[SpeedFigures, ...] = ()
     deterministic: bool = False
+    tools: ToolFigures | None = None  # tool_use: its own rates (out of the composite)
 
     @property
     def rate(self) -> float | None:
@@ -231,6 +233,7 @@ def suite_card(suite: str, results: list[Result],
         avg_output_tokens=mean_metric((r["metrics"] for r in results), "output_tokens"),
         speed=speed_figures(results) if suite == "speed" else (),
         deterministic=all_greedy(results, len(runs)),
+        tools=tool_figures(results) if suite == "tool_use" else None,
     )
 
 
@@ -267,7 +270,7 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
         composite=mean_known(suites[s].score for s in scoring),
         composite_span=_composite_span(results, scoring, runs),
         composite_suites=scoring,
-        avg_ttft_s=mean_known(_ttft_s(r) for r in results),
+        avg_ttft_s=mean_known(_ttft_s(r) for r in results if r["suite"] not in UNTIMED),
         truncated=sum(card.truncated for card in suites.values()),
     )
 

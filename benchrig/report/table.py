@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.report.grouping import Group
+from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
 
 
@@ -48,7 +49,8 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
     rows = []
     for model, agent, group in ((g.name, g.agent, g.results) for g in groups):
         outcomes = [r["result"] for r in group]
-        metrics = [r["metrics"] for r in group]
+        # tool conversations stay out of the legacy timing averages (suites.UNTIMED)
+        metrics = [r["metrics"] for r in group if r.get("suite") not in UNTIMED]
         rows.append(ModelRow(
             model=label(model),
             agent=label(agent),

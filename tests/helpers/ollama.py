@@ -71,3 +71,34 @@ def request(task: str = "lru-cache", url: str | None = None,
     return DriverRequest(spec.view(), render(spec), MODEL, url,
                          Settings(**{"timeout_s": 30.0, **settings}))
 
+
+
+def tool_reply(content: str = "", calls: list[dict[str, Any]] | None = None,
+               **counters: Any) -> dict[str, Any]:
+    """A non-streamed /api/chat reply (protocols.md §5): a call arrives whole, its arguments
+    an object, and done_reason stays `stop`."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls is not None:
+        message["tool_calls"] = [{"function": {"name": name, "arguments": arguments}}
+                                 for name, arguments in calls]
+    return {"model": MODEL, "created_at": "2026-11-30T10:00:00Z", "message": message,
+            "done": True, "done_reason": "stop", **(counters or FINAL)}
+
+
+def tool_routes(replies: list[dict[str, Any]],
+                capabilities: tuple[str, ...] = ("completion", "tools")
+                ) -> dict[tuple[str, str], Any]:
+    """Ollama answering a tool conversation: one reply per /api/chat request with messages,
+    in order (the load-only warm-up gets the load reply)."""
+    left = list(replies)
+
+    def chat(body: Any) -> Reply:
+        if not body.get("messages"):
+            return Reply.json({"model": MODEL, "created_at": "2026-11-30T10:00:00Z",
+                               "message": {"role": "assistant", "content": ""},
+                               "done_reason": "load", "done": True})
+        return Reply.json(left.pop(0))
+
+    found = routes(Reply(), capabilities)
+    found[("POST", "/api/chat")] = chat
+    return found

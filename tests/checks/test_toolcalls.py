@@ -1,0 +1,171 @@
+"""The strict tool-call rules, one by one, and the validator of a tool case's frontmatter."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchrig.checks.toolcalls import difference, judge_turn, parse_arguments, text_call
+from benchrig.checks.tools import validate_tool_case
+from benchrig.core.errors import TaskError
+from benchrig.core.tools import PlannedTurn
+from benchrig.spec import load_task
+from tests.conftest import TASKS
+from tests.helpers.toolcases import meta
+
+SCHEMA = {"type": "object", "additionalProperties": False, "required": ["n", "tags"],
+          "properties": {"n": {"type": "integer"}, "x": {"type": "number"},
+                         "flag": {"type": "boolean"},
+                         "tags": {"type": "array", "items": {"type": "string"}},
+                         "where": {"type": "object"}}}
+TOOLS = {"f": SCHEMA, "g": {"type": "object"}}
+PLANNED = PlannedTurn(None, {"name": "f", "arguments": {"n": 5, "tags": ["a", "b"]}})
+
+
+def judged(arguments: Any, name: str = "f", text: str = "") -> str:
+    verdict = judge_turn(PLANNED, text, [{"name": name, "arguments": arguments}], TOOLS)
+    return verdict.verdict + ": " + verdict.reason
+
+
+def test_key_order_is_ignored() -> None:
+    assert judged('{"tags": ["a", "b"], "n": 5}').startswith("pass")
+
+
+@pytest.mark.parametrize(("arguments", "words"), [
+    ('{"n": "5", "tags": ["a", "b"]}', "n: '5' is not of type 'integer'"),
+    ('{"n": 5.0, "tags": ["a", "b"]}', "n: 5.0 is not of type 'integer'"),
+    ('{"n": true, "tags": ["a", "b"]}', "is not of type 'integer'"),
+    ('{"n": 5, "tags": ["b", "a"]}', "arguments.tags[0]"),
+    ('{"n": 5, "tags": ["a", "B"]}', "arguments.tags[1]"),
+    ('{"n": 5, "tags": ["a", "b"], "x": 1.5}', "extra argument 'x'"),
+    ('{"n": 5}', "'tags' is a required property"),
+    ('{"n": 5, "n": 5, "tags": ["a", "b"]}', "duplicate key 'n'"),
+    ('{"n": 5, "tags": ["a", "b"]', "not valid JSON"),
+    ('[5, ["a", "b"]]', "not an object"),
+])
+def test_strict_arguments(arguments: str, words: str) -> None:
+    assert judged(arguments).startswith("fail") and words in judged(arguments)
+
+
+def test_an_object_from_ollama_is_judged_alike() -> None:
+    assert judged({"n": 5, "tags": ["a", "b"]}).startswith("pass")
+    assert "not of type 'integer'" in judged({"n": 5.0, "tags": ["a", "b"]})
+
+
+def test_types_are_exact_where_the_schema_leaves_them_open() -> None:
+    # `where` is any object: a number in it must still be the expected one, as a number
+    planned = PlannedTurn(None, {"name": "g", "arguments": {"k": 1, "on": True}})
+    for wrong in ('{"k": "1", "on": true}', '{"k": 1, "on": 1}', '{"k": 1, "on": "true"}'):
+        verdict = judge_turn(planned, "", [{"name": "g", "arguments": wrong}], TOOLS)
+        assert verdict.verdict == "fail" and verdict.selection, wrong
+
+
+def test_selection_and_structure_are_told_apart() -> None:
+    wrong = judge_turn(PLANNED, "", [{"name": "g", "arguments": "{}"}], TOOLS)
+    assert (wrong.selection, wrong.structured, wrong.arguments) == (False, True, False)
+    broken = judge_turn(PLANNED, "", [{"name": "f", "arguments": "{"}], TOOLS)
+    assert (broken.selection, broken.structured) == (True, False)
+    text = judge_turn(PLANNED, '{"name": "f", "arguments": {"n": 5, "tags": ["a", "b"]}}',
+                      [], TOOLS)
+    assert text.verdict == "fail" and "as text" in text.reason and not text.structured
+
+
+@pytest.mark.parametrize("text", [
+    'Sure: {"name": "f", "arguments": {"n": 5}}',
+    '{"function": {"name": "g", "arguments": {}}}',
+    "functions.f:\n{\"n\": 5}",
+    "<tool_call>{\"name\": \"f\"}</tool_call>",
+])
+def test_calls_written_as_text_are_seen(text: str) -> None:
+    assert text_call(text, ["f", "g"])
+
+
+def test_prose_with_braces_is_not_a_call() -> None:
+    assert not text_call('Use {"name": "other"} or {n} in a template.', ["f", "g"])
+
+
+def test_a_refusal_is_not_abstention() -> None:
+    planned = PlannedTurn(None, None, answer=(r"\b84\b",))
+    refusal = judge_turn(planned, "I cannot help with that.", [], TOOLS)
+    right = judge_turn(planned, "It is 84.", [], TOOLS)
+    called = judge_turn(planned, "", [{"name": "g", "arguments": "{}"}], TOOLS)
+    assert (refusal.verdict, refusal.abstained, refusal.false_call) == ("fail", False, False)
+    assert (right.verdict, right.abstained) == ("pass", True)
+    assert (called.verdict, called.false_call) == ("fail", True)
+
+
+def test_difference_keeps_integer_and_number_apart_only_through_the_schema() -> None:
+    assert difference({"x": 2}, {"x": 2.0}) is None  # a `number` slot: the schema decides
+    assert difference({"x": "2"}, {"x": 2}) is not None
+    assert parse_arguments("5") == (None, "arguments are a JSON int, not an object")
+
+
+def write_case(folder: Path, changes: dict[str, Any]) -> Path:
+    data = copy.deepcopy(meta("tool-integer-dice"))
+    data.update(changes)
+    path = folder / f"{data['id']}.md"
+    path.write_text("---\n" + yaml.safe_dump(data, allow_unicode=True) + "---\n\nRoll.\n")
+    return path
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda m: m["turns"][0]["call"]["arguments"].update(count="2"),
+     "turns[0].call.arguments: invalid against 'roll_dice': count: '2' is not of type"),
+    (lambda m: m["turns"][0]["call"]["arguments"].update(sides=7),
+     "sides: 7 is not one of"),
+    (lambda m: m["turns"][0]["call"]["arguments"].update(extra=1),
+     "Additional properties are not allowed"),
+    (lambda m: m["turns"][0]["call"].update(name="roll"), "no tool 'roll'"),
+    (lambda m: m["turns"][0].pop("result"), "turns[0].result: a call followed by"),
+    (lambda m: m["turns"][0].update(user="Hi"), "turns[0].user: the first user message"),
+    (lambda m: m["tools"][0]["function"]["parameters"].update(type="array"),
+     "type must be object"),
+    (lambda m: m["tools"][0]["function"]["parameters"].update(required=5),
+     "not a JSON Schema"),
+    (lambda m: m["tools"].append(m["tools"][0]), "'roll_dice' is defined twice"),
+    (lambda m: m["turns"].append({"answer": ["a.*b"]}), "unbounded gap"),
+    (lambda m: m["turns"].append({"answer": ["(unclosed"]}), "not a valid regular"),
+])
+def test_validate_refuses_a_broken_case(change: Any, words: str, tmp_path: Path) -> None:
+    data = copy.deepcopy(meta("tool-integer-dice"))
+    change(data)
+    assert any(words in p for p in validate_tool_case(data)), validate_tool_case(data)
+    with pytest.raises(TaskError) as raised:
+        load_task(write_case(tmp_path, data))
+    assert any(words in p for p in raised.value.problems)
+
+
+@pytest.mark.parametrize(("turn", "words"), [
+    ({"call": {"name": "roll_dice", "arguments": {}}, "answer": ["x"]}, "turns"),
+    ({"answer": ["x"], "result": 1}, "turns"),
+    ({}, "turns"),
+])
+def test_the_task_schema_refuses_a_turn_of_two_kinds(turn: dict[str, Any], words: str,
+                                                     tmp_path: Path) -> None:
+    with pytest.raises(TaskError) as raised:
+        load_task(write_case(tmp_path, {"turns": [turn]}))
+    assert any(words in p for p in raised.value.problems)
+
+
+def test_every_bundled_case_validates() -> None:
+    for path in sorted(TASKS.glob("tool-*.md")):
+        assert load_task(path).check_type == "tool_calls"
+
+
+def test_a_file_name_is_not_a_call_written_as_text() -> None:
+    assert not text_call("The helpers live in functions.py: see line 3.", ["f", "g"])
+    assert text_call("functions.g: {}", ["f", "g"])
+
+
+def test_a_huge_model_value_is_quoted_capped() -> None:
+    huge = "x" * 100_000
+    for arguments in ({"n": huge, "tags": ["a", "b"]}, {"n": 5, "tags": [huge, "b"]},
+                      {"n": 5, "tags": ["a", "b"], huge: 1}):
+        verdict = judge_turn(PLANNED, "", [{"name": "f", "arguments": arguments}], TOOLS)
+        assert verdict.verdict == "fail" and len(verdict.reason) < 1000
+    verdict = judge_turn(PLANNED, "", [{"name": huge, "arguments": "{}"}], TOOLS)
+    assert len(verdict.reason) < 1000
