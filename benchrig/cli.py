@@ -6,6 +6,7 @@ import errno
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -13,13 +14,14 @@ import typer
 
 from benchrig import paths
 from benchrig.core.errors import BenchRigError, TaskError, UsageError
-from benchrig.textsafe import printable
-from benchrig.ui import RunProgress, error, info, warn
+from benchrig.textsafe import printable, stored
+from benchrig.ui import AttemptLine, RunProgress, error, info, warn
 
 if TYPE_CHECKING:
     from benchrig.config import Config
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
+    from benchrig.execute import AttemptSpec
     from benchrig.runner import Overrides
     from benchrig.sandbox import Confinement
 
@@ -79,6 +81,16 @@ def run(
     retry_errors: Annotated[bool, typer.Option("--retry-errors",
         help="Run again only the attempts of this selection (tasks, models, driver, "
              "provider) whose latest result in the results folder is an error.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
+        help="Attempts in flight at once (HTTP runtimes, agents); the embedded model runs "
+             "one attempt at a time, speed and context tasks run alone.")] = 1,
+    resume: Annotated[bool, typer.Option("--resume",
+        help="Skip every attempt that already has a result in the results folder (same "
+             "task hash, model, driver, provider, settings, label and run); with "
+             "--retry-errors, also run again those whose latest result is an error.")
+                      ] = False,
+    label: Annotated[str | None, typer.Option("--label", metavar="NAME",
+        help="A name for this experiment, recorded in every result.")] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -93,11 +105,12 @@ def run(
         engine.preflight(name, provider)
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
-    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors)
+    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
     if not plan:
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
-                        tuple(pass_env or ()), confinement)
+                        tuple(pass_env or ()), confinement,
+                        Matrix(jobs, resume, retry_errors, stored(label) if label else None))
     typer.echo("")
     typer.echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
@@ -152,33 +165,97 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, d
 
 def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
               provider: str | None, overrides: Overrides, settings_file: Config,
-              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None
-              ) -> list[dict[str, Any]]:
-    """Each attempt of the plan run and its verdict line printed; the results, in order."""
+              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None,
+              how: Matrix) -> list[dict[str, Any]]:
+    """The plan's attempts run by the executor (see benchrig/execute), each verdict line
+    printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
+    of how far it got and how to resume, exit 130."""
     from benchrig import sandbox
-    from benchrig.runner import UnrecordedAttempt, run_attempt, settings_for
+    from benchrig.execute import LocalExecutor, Slot
+    from benchrig.execute.folder import held
+    from benchrig.execute.plan import attempt_specs
+    from benchrig.runner import Produced, UnrecordedAttempt, perform, record, settings_for
 
+    specs = attempt_specs(plan, engine.name, driver, provider,
+                          lambda task, model, run: settings_for(
+                              task, overrides, model=model, config=settings_file,
+                              run_index=run),
+                          out_dir, pass_env, how.label, how.jobs)
     results: list[dict[str, Any]] = []
-    with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
-        for index, (task, name, run_index) in enumerate(plan, 1):
-            label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
-            settings = settings_for(task, overrides, model=name, config=settings_file,
-                                    run_index=run_index)
+    with held(out_dir) as removed:
+        if removed:
+            info(f"removed {len(removed)} half-written file(s) an interrupted run left in "
+                 f"{out_dir}")
+        if how.resume:
+            specs = _resumed(specs, out_dir, how.retry_errors)
+            if not specs:
+                return results
+        with RunProgress(len(specs)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
+            def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
+                return slot.in_flight, perform(spec, slot, engine, sandboxes)
+
+            def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
+                in_flight, produced = outcome
+                notes = {"label": spec.label,
+                         "settings": {"jobs": spec.jobs, "in_flight": in_flight}}
+                try:
+                    attempt = record(produced, out_dir, spec.run_index, notes)
+                except UnrecordedAttempt as exc:  # counted as an error; the run goes on
+                    bar.advance("error")
+                    error(str(exc))
+                    results.append(exc.result)
+                    return
+                r = attempt.result
+                bar.advance(r["result"])
+                typer.echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
+                results.append(r)
+
+            def watch(spec: AttemptSpec) -> AttemptLine:
+                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
+                                   f"{spec.model} · {driver}")
+
             try:
-                attempt = run_attempt(task, name, engine, provider, settings, out_dir,
-                                      agent=driver, progress=bar.attempt(label),
-                                      pass_env=pass_env, run_index=run_index,
-                                      sandboxes=sandboxes)
-            except UnrecordedAttempt as exc:  # counted as an error; the run goes on
-                bar.advance()
-                error(str(exc))
-                results.append(exc.result)
-                continue
-            bar.advance()
-            r = attempt.result
-            typer.echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
-            results.append(r)
+                LocalExecutor(how.jobs).run(specs, work, done, watch)
+            except KeyboardInterrupt:
+                bar.close()
+                error(f"interrupted after {bar.done}/{len(specs)}; resume with "
+                      f"{_resume_command()}")
+                raise typer.Exit(130) from None
     return results
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label."""
+
+    jobs: int = 1
+    resume: bool = False
+    retry_errors: bool = False
+    label: str | None = None
+
+
+def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
+             ) -> list[AttemptSpec]:
+    """The attempts without a result in `out_dir` yet (said on stderr)."""
+    from benchrig.execute.resume import remaining
+    from benchrig.result import load_results
+
+    left = remaining(specs, load_results([out_dir]).results, retry_errors)
+    info(f"resuming: {len(specs) - len(left)} of {len(specs)} attempts already have a "
+         f"result in {out_dir}; {len(left)} to run")
+    return left
+
+
+def _resume_command() -> str:
+    """The command line that was run, with --resume: what continues it."""
+    import shlex
+
+    program = Path(sys.argv[0]).name
+    words = ["benchrig" if program in ("benchrig", "__main__.py") else sys.argv[0],
+             *sys.argv[1:]]
+    if "--resume" not in words:
+        words.append("--resume")
+    return shlex.join(words)
 
 
 def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: str) -> str:

@@ -1,0 +1,118 @@
+"""LocalExecutor: the attempts of a plan on threads of this process, under the executor's
+rules (jobs, lanes, exclusive attempts); outcomes handed to the caller's thread."""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import signal
+import threading
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from benchrig.drivers.base import SilentProgress
+from benchrig.execute.base import AttemptSpec, Done, Slot, Watch, Work
+
+T = TypeVar("T")
+
+
+class LocalExecutor:
+    """Up to `jobs` attempts at once, each on a daemon thread of its own.
+
+    Threads suit BenchRig's attempts: they wait on HTTP streams and agent processes, and
+    llama.cpp and the sandbox release the GIL. Daemon threads let Ctrl-C return at once:
+    an abandoned attempt ends with the process and, since only the caller's thread records,
+    leaves nothing behind.
+    """
+
+    def __init__(self, jobs: int = 1) -> None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, not {jobs}")
+        self.jobs = jobs
+
+    def run(self, plan: Sequence[AttemptSpec], work: Work[T], done: Done[T],
+            watch: Watch | None = None) -> None:
+        schedule = Schedule(plan, self.jobs)
+        finished: queue.SimpleQueue[tuple[AttemptSpec, bool, Any]] = queue.SimpleQueue()
+
+        def attempt(spec: AttemptSpec, slot: Slot) -> None:
+            try:
+                finished.put((spec, True, work(spec, slot)))
+            except BaseException as exc:  # BenchRig is broken: the caller raises it
+                finished.put((spec, False, exc))
+
+        while schedule.left:
+            for spec in schedule.startable():
+                slot = Slot(len(schedule.running), watch(spec) if watch else SilentProgress())
+                threading.Thread(target=attempt, args=(spec, slot), daemon=True,
+                                 name=f"attempt-{spec.index}").start()
+            spec, ok, value = finished.get()
+            schedule.finished(spec)
+            if not ok:
+                raise value
+            with interrupts_held():
+                done(spec, value)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C held back until the block ends (recording a result is never cut in half),
+    then delivered. Signals reach only the main thread: elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append((number, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(*caught[0])
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt
+
+
+class Schedule:
+    """Which attempts of a plan may start now: room under `jobs`, a free lane, no exclusive
+    attempt in flight; an exclusive attempt waits for an empty executor and holds back
+    everything after it in the plan. Each decision costs O(lanes + jobs), not O(plan)."""
+
+    def __init__(self, plan: Sequence[AttemptSpec], jobs: int) -> None:
+        self.jobs = jobs
+        self.queues: dict[str | None, deque[AttemptSpec]] = {}
+        for spec in sorted(plan, key=lambda s: s.index):
+            self.queues.setdefault(spec.lane, deque()).append(spec)
+        self.barriers = deque(spec for spec in sorted(plan, key=lambda s: s.index)
+                              if spec.exclusive)
+        self.running: dict[int, AttemptSpec] = {}
+        self.left = len(plan)
+
+    def startable(self) -> list[AttemptSpec]:
+        """The attempts to start now, in plan order; each is counted as running."""
+        if any(spec.exclusive for spec in self.running.values()):
+            return []
+        room = self.jobs - len(self.running)
+        barrier = self.barriers[0].index if self.barriers else None
+        busy = {spec.lane for spec in self.running.values()}
+        heads: list[AttemptSpec] = []
+        for lane, waiting in self.queues.items():
+            if lane is None:
+                heads.extend(itertools.islice(waiting, room))
+            elif lane not in busy and waiting:
+                heads.append(waiting[0])
+        chosen = sorted((s for s in heads if barrier is None or s.index < barrier),
+                        key=lambda s: s.index)[:room]
+        if not chosen and not self.running and self.barriers:
+            chosen = [self.barriers.popleft()]
+        for spec in chosen:
+            self.queues[spec.lane].remove(spec)  # a head: removed in O(1)
+            self.running[spec.index] = spec
+        return chosen
+
+    def finished(self, spec: AttemptSpec) -> None:
+        del self.running[spec.index]
+        self.left -= 1
