@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, get_args
 
 import typer
 
@@ -25,10 +25,34 @@ if TYPE_CHECKING:
     from benchrig.runner import Overrides
     from benchrig.sandbox import Confinement
 
+# Plain click help (not rich's boxes): option names are never cut, whatever the width.
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
     "sandbox, and summarize the results."),
-                  pretty_exceptions_enable=False)
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 120})
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from benchrig import __version__
+
+        typer.echo(f"benchrig {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version,
+                                                   is_eager=True,
+                                                   help="Print the version and exit.")
+                                 ] = False) -> None:
+    """BenchRig: run benchmark tasks on models and coding agents, check the answers in a
+    sandbox, and summarize the results."""
+
+
+# benchrig.report.FORMATS, spelled out so `--format` is a choice without importing the
+# report for every command (tests/e2e/test_front_door.py checks that they agree).
+Format = Literal["table", "markdown", "csv"]
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
@@ -44,32 +68,41 @@ def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type
     return tasks
 
 
-@app.command()
+@app.command(short_help="Run tasks on models; one result file per attempt.")
 def run(
     tasks: Annotated[list[str] | None, typer.Argument(
         help="Task ids or files (default: every task, filtered by --suite).")] = None,
     suite: Annotated[list[str] | None, typer.Option("--suite", "-s",
         help="Only tasks of this suite (repeatable).")] = None,
     model: Annotated[list[str] | None, typer.Option("--model", "-m",
-        help="Model name or .gguf path (repeatable). Default: smollm2.")] = None,
+        help="Model name or .gguf path (repeatable). [default: smollm2]")] = None,
     driver: Annotated[str, typer.Option("--driver", "--agent", "-d",
         help="Agent or runtime that answers (see `benchrig list`).")] = "llamacpp",
     provider: Annotated[str | None, typer.Option("--provider", "-p",
-        help="Agent provider, runtime base URL, or (replay) the answer file.")] = None,
+        help="Agent provider, runtime base URL, or (replay) the answer file. [default: "
+             "local for pi on an embedded model (smollm2, a .gguf), else none: the "
+             "agent's own, OLLAMA_HOST for ollama]")] = None,
     runs: Annotated[int, typer.Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
-    results_dir: Annotated[Path | None, typer.Option(help="Where result files go.")] = None,
-    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0)] = None,
-    max_tokens: Annotated[int | None, typer.Option(min=1)] = None,
-    context_size: Annotated[int | None, typer.Option(min=256)] = None,
-    threads: Annotated[int | None, typer.Option(min=1)] = None,
+    results_dir: Annotated[Path | None, typer.Option(help="Where result files go. [default: "
+        "$BENCHRIG_RESULTS_DIR, else results/ in this checkout]")] = None,
+    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0,
+        help="Sampling temperature. [default: the task's temperature, else 0.0]")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1,
+        help="Token budget of the answer. [default: the task's max_tokens, else 1024; times "
+             "thinking_token_multiplier for a thinking model (benchrig.toml)]")] = None,
+    context_size: Annotated[int | None, typer.Option(min=256,
+        help="Context window. [default: 4096, or max_tokens + 2048 when larger]")] = None,
+    threads: Annotated[int | None, typer.Option(min=1,
+        help="CPU threads of the embedded model. [default: every usable core but one]")
+                       ] = None,
     think: Annotated[bool | None, typer.Option("--think/--no-think",
-        help="Force thinking on or off (default: benchrig.toml per suite, else the model's).")
-                     ] = None,
+        help="Force thinking on or off. [default: benchrig.toml's per-suite setting, else "
+             "the model's own]")] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**31 - 1,
         help="Base seed: run k of a task is sent seed + k (where the runtime takes one).")
                     ] = 0,
     config: Annotated[Path | None, typer.Option("--config",
-        help="Settings file (default: ./benchrig.toml if present).")] = None,
+        help="Settings file. [default: ./benchrig.toml if present]")] = None,
     require_isolation: Annotated[bool, typer.Option("--require-isolation",
         help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
              "under a dedicated uid) and an agent can be confined (see docs/security.md).")
@@ -101,6 +134,7 @@ def run(
     chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
                                             require_isolation)
     models = model or ["smollm2"]
+    provider = _provider(driver, provider, models)
     for name in models:
         engine.preflight(name, provider)
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
@@ -111,10 +145,22 @@ def run(
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), confinement,
                         Matrix(jobs, resume, retry_errors, stored(label) if label else None))
+    if not results:  # resumed, and every attempt already had its result
+        return
     typer.echo("")
     typer.echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
+
+
+def _provider(driver: str, provider: str | None, models: list[str]) -> str | None:
+    """The provider given, or `local` for pi on the embedded model (said on stderr)."""
+    from benchrig.execute.plan import default_provider
+
+    chosen = default_provider(driver, provider, models)
+    if chosen != provider:
+        info(f"{driver}: provider {chosen} (the embedded model, served by BenchRig)")
+    return chosen
 
 
 def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: str,
@@ -288,7 +334,7 @@ def _require(note: str | None, required: bool) -> None:
     warn(note)
 
 
-@app.command()
+@app.command(short_help="Check task files against the task schema.")
 def validate(
     paths_: Annotated[list[str] | None, typer.Argument(metavar="[PATHS]...",
         help="Task files, ids or folders (default: tasks/).")] = None,
@@ -298,11 +344,11 @@ def validate(
     typer.echo(f"{len(loaded)} task(s) valid")
 
 
-@app.command()
+@app.command(short_help="Per-model table and per-suite scorecards of results.")
 def summary(
     paths_: Annotated[list[Path] | None, typer.Argument(metavar="[PATHS]...",
         help="Result files or folders (default: results/).")] = None,
-    format_: Annotated[str, typer.Option("--format", "-f",
+    format_: Annotated[Format, typer.Option("--format", "-f",
         help="table (text), markdown (the report) or csv (one row per model).")] = "table",
     table_only: Annotated[bool, typer.Option("--table-only",
         help="Only the per-model table, without the scorecards.")] = False,
@@ -323,14 +369,15 @@ def summary(
     typer.echo(render(loaded.results, format_, table_only), nl=False)
 
 
-@app.command()
+@app.command(short_help="Serve the embedded model over an OpenAI API.")
 def serve(
     model: Annotated[str, typer.Option("--model", "-m",
         help="smollm2 or the path to a .gguf file.")] = "smollm2",
     port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one).")
                     ] = None,
-    context_size: Annotated[int, typer.Option(min=256)] = 8192,
-    threads: Annotated[int | None, typer.Option(min=1)] = None,
+    context_size: Annotated[int, typer.Option(min=256, help="Context window.")] = 8192,
+    threads: Annotated[int | None, typer.Option(min=1,
+        help="CPU threads. [default: every usable core but one]")] = None,
     chat_format: Annotated[str, typer.Option(help="llama-cpp-python chat format.")] = "chatml",
 ) -> None:
     """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
@@ -390,7 +437,7 @@ def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
     for token in tokens:
         if token in ("--format", "-f") and "format_" not in options:
             value = next(tokens, None)
-            if value is None or value.startswith("-"):
+            if value is None or value not in get_args(Format):  # typer's usage error
                 return None
             options["format_"] = value
         elif token == "--table-only" and "table_only" not in options:

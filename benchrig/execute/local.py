@@ -43,15 +43,19 @@ class LocalExecutor:
             except BaseException as exc:  # BenchRig is broken: the caller raises it
                 finished.put((spec, False, exc))
 
-        while schedule.left:
+        def start_what_may() -> None:
             for spec in schedule.startable():
                 slot = Slot(len(schedule.running), watch(spec) if watch else SilentProgress())
                 threading.Thread(target=attempt, args=(spec, slot), daemon=True,
                                  name=f"attempt-{spec.index}").start()
+
+        start_what_may()
+        while schedule.left:
             spec, ok, value = finished.get()
             schedule.finished(spec)
             if not ok:
                 raise value
+            start_what_may()  # before recording: the next attempt need not wait for a write
             with interrupts_held():
                 done(spec, value)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.execute.base import AttemptSpec
+from benchrig.local.model import KNOWN_MODELS
 
 # Suites whose figures are timings of the machine itself: nothing else may share it.
 EXCLUSIVE_SUITES = ("speed", "context")
@@ -15,6 +16,21 @@ EXCLUSIVE_SUITES = ("speed", "context")
 IN_PROCESS_DRIVERS = ("llamacpp",)
 LOCAL_PROVIDER = "local"  # an agent against the embedded model, served by BenchRig
 EMBEDDED_LANE = "embedded model"
+# Agents that can run against the embedded model (BenchRig serves it to them).
+LOCAL_AGENTS = ("pi",)
+
+
+def embedded(model: str) -> bool:
+    """Whether `model` names an embedded model: one BenchRig ships, or a .gguf file."""
+    return model in KNOWN_MODELS or model.endswith(".gguf")
+
+
+def default_provider(driver: str, provider: str | None, models: list[str]) -> str | None:
+    """The provider when none is given: `local` for an agent that can use the embedded model
+    when every model is one (`scripts/run.sh lru-cache smollm2` runs pi on it), else none."""
+    if provider is None and driver in LOCAL_AGENTS and models and all(map(embedded, models)):
+        return LOCAL_PROVIDER
+    return provider
 
 
 def lane(driver: str, provider: str | None) -> str | None:
