@@ -54,6 +54,7 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_versio
 # report for every command (tests/e2e/test_front_door.py checks that they agree).
 Format = Literal["table", "markdown", "csv"]
 
+
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
     from benchrig.spec import load_tasks, task_paths
@@ -264,8 +265,9 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 LocalExecutor(how.jobs).run(specs, work, done, watch)
             except KeyboardInterrupt:
                 bar.close()
-                error(f"interrupted after {bar.done}/{len(specs)}; resume with "
-                      f"{_resume_command()}")
+                again = _resume_command()
+                info(f"interrupted after {bar.done}/{len(specs)}"
+                     + (f"; resume with {again}" if again else ""))
                 raise typer.Exit(130) from None
     return results
 
@@ -292,13 +294,15 @@ def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
     return left
 
 
-def _resume_command() -> str:
-    """The command line that was run, with --resume: what continues it."""
+def _resume_command() -> str | None:
+    """The command line that was run, with --resume: what continues it (None for
+    scripts/runner.py, which runs one attempt and has no --resume)."""
     import shlex
 
     program = Path(sys.argv[0]).name
-    words = ["benchrig" if program in ("benchrig", "__main__.py") else sys.argv[0],
-             *sys.argv[1:]]
+    if program not in ("benchrig", "__main__.py", "cli.py"):
+        return None
+    words = ["benchrig", *sys.argv[1:]]
     if "--resume" not in words:
         words.append("--resume")
     return shlex.join(words)

@@ -106,7 +106,10 @@ class RunProgress:
 
     def show(self, text: str) -> None:
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=escape(text))
+            # the counts, elapsed time and ETA keep their room: the description gives way
+            room = max(16, stderr().width - 60)
+            shown = text if len(text) <= room else text[:room - 1] + "…"
+            self._bar.update(self._task, description=escape(shown))
         else:
             stderr().print(escape(text))
 

@@ -3,6 +3,7 @@ rules (jobs, lanes, exclusive attempts); outcomes handed to the caller's thread.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import queue
 import signal
@@ -49,13 +50,23 @@ class LocalExecutor:
                 threading.Thread(target=attempt, args=(spec, slot), daemon=True,
                                  name=f"attempt-{spec.index}").start()
 
-        start_what_may()
-        while schedule.left:
-            spec, ok, value = finished.get()
+        to_record: deque[tuple[AttemptSpec, Any]] = deque()
+
+        def take(spec: AttemptSpec, ok: bool, value: Any) -> None:
             schedule.finished(spec)
             if not ok:
                 raise value
-            start_what_may()  # before recording: the next attempt need not wait for a write
+            to_record.append((spec, value))
+
+        start_what_may()
+        while schedule.left or to_record:
+            if not to_record:
+                take(*finished.get())
+            with contextlib.suppress(queue.Empty):
+                while True:  # every attempt that has finished meanwhile
+                    take(*finished.get_nowait())
+            start_what_may()  # before recording: no attempt waits for another's write
+            spec, value = to_record.popleft()
             with interrupts_held():
                 done(spec, value)
 
