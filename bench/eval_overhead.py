@@ -52,7 +52,8 @@ from inspect_ai.solver import generate
 @task
 def four() -> Task:
     def message(m):
-        return (ChatMessageSystem if m["role"] == "system" else ChatMessageUser)(content=m["content"])
+        kind = ChatMessageSystem if m["role"] == "system" else ChatMessageUser
+        return kind(content=m["content"])
     prompts = json.load(open(PROMPTS))
     return Task(dataset=[Sample(input=[message(m) for m in p], target="x") for p in prompts],
                 solver=generate(), scorer=match())
