@@ -156,3 +156,32 @@ def test_the_embedded_model_and_the_timed_suites_get_their_rules() -> None:
     assert {s.task.suite for s in plan if s.exclusive} == {"speed"}  # no context task yet
     assert not any(s.lane for s in plan)
     assert replace(plan[0], index=5).index == 5
+
+
+def test_an_attempt_run_elsewhere_pickles_back_and_is_recorded_by_the_parent(
+        tmp_path: Path) -> None:
+    """What a distributed executor relies on: the spec goes out, `perform` runs it with a
+    driver and sandbox pool of its own, the outcome comes back by pickle, the parent writes."""
+    from benchrig import sandbox
+    from benchrig.drivers import get_driver
+    from benchrig.drivers.base import SilentProgress
+    from benchrig.result import load_results
+    from benchrig.runner import perform, record
+    from tests.conftest import SOLUTIONS
+
+    task = load_tasks(task_paths(["lru-cache"]))[0]
+    (planned,) = attempt_specs([(task, "oracle", 3)], "replay", "replay",
+                               str(SOLUTIONS / "lru-cache.py"), lambda t, m, r: Settings(),
+                               tmp_path, label="far", jobs=4)
+    sent = pickle.loads(pickle.dumps(planned))
+    with sandbox.SandboxPool(sandbox.detect()) as pool:
+        produced = perform(sent, Slot(2, SilentProgress()), get_driver(sent.driver), pool)
+    assert list(tmp_path.iterdir()) == []  # the worker wrote nothing
+    back = pickle.loads(pickle.dumps(produced))
+    attempt = record(back, tmp_path, planned.run_index,
+                     {"label": planned.label, "settings": {"jobs": 4, "in_flight": 2}})
+    (loaded,) = load_results([tmp_path]).results
+    assert loaded == attempt.result
+    assert (loaded["result"], loaded["run_index"], loaded["label"]) == ("pass", 3, "far")
+    assert (loaded["settings"]["jobs"], loaded["settings"]["in_flight"]) == (4, 2)
+    assert (tmp_path / loaded["transcript_file"]).exists()
