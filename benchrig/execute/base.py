@@ -28,7 +28,8 @@ What every executor guarantees:
   started, itself included (recorded in its result as `settings.in_flight`);
 - an exception from `work` is BenchRig's own failure: no further attempt starts and it is
   raised from `run`; KeyboardInterrupt (Ctrl-C) stops starting attempts and is raised from
-  `run` at once: attempts still in flight are abandoned and never recorded, so nothing
+  `run` within seconds: attempts still in flight are stopped so that they clean up after
+  themselves (agent processes, a served model) and are never recorded, so nothing
   half-done reaches the results folder and `--resume` runs them again.
 """
 

@@ -4,10 +4,12 @@ rules (jobs, lanes, exclusive attempts); outcomes handed to the caller's thread.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
 import queue
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,15 +19,18 @@ from benchrig.drivers.base import SilentProgress
 from benchrig.execute.base import AttemptSpec, Done, Slot, Watch, Work
 
 T = TypeVar("T")
+# How long an interrupted run waits for its attempts in flight to clean up after themselves
+# (an agent's group is killed at once; a read in progress notices within 0.25 s).
+STOP_GRACE_S = 3.0
 
 
 class LocalExecutor:
     """Up to `jobs` attempts at once, each on a daemon thread of its own.
 
     Threads suit BenchRig's attempts: they wait on HTTP streams and agent processes, and
-    llama.cpp and the sandbox release the GIL. Daemon threads let Ctrl-C return at once:
-    an abandoned attempt ends with the process and, since only the caller's thread records,
-    leaves nothing behind.
+    llama.cpp and the sandbox release the GIL. On Ctrl-C the attempts in flight are
+    interrupted so they clean up after themselves (`interrupt`); since only the caller's
+    thread records, none of them leaves a result behind.
     """
 
     def __init__(self, jobs: int = 1) -> None:
@@ -44,31 +49,53 @@ class LocalExecutor:
             except BaseException as exc:  # BenchRig is broken: the caller raises it
                 finished.put((spec, False, exc))
 
+        threads: dict[int, threading.Thread] = {}
+
         def start_what_may() -> None:
             for spec in schedule.startable():
                 slot = Slot(len(schedule.running), watch(spec) if watch else SilentProgress())
-                threading.Thread(target=attempt, args=(spec, slot), daemon=True,
-                                 name=f"attempt-{spec.index}").start()
+                thread = threads[spec.index] = threading.Thread(
+                    target=attempt, args=(spec, slot), daemon=True, name=f"attempt-{spec.index}")
+                thread.start()
 
         to_record: deque[tuple[AttemptSpec, Any]] = deque()
 
         def take(spec: AttemptSpec, ok: bool, value: Any) -> None:
             schedule.finished(spec)
+            del threads[spec.index]
             if not ok:
                 raise value
             to_record.append((spec, value))
 
-        start_what_may()
-        while schedule.left or to_record:
-            if not to_record:
-                take(*finished.get())
-            with contextlib.suppress(queue.Empty):
-                while True:  # every attempt that has finished meanwhile
-                    take(*finished.get_nowait())
-            start_what_may()  # before recording: no attempt waits for another's write
-            spec, value = to_record.popleft()
-            with interrupts_held():
-                done(spec, value)
+        try:
+            start_what_may()
+            while schedule.left or to_record:
+                if not to_record:
+                    take(*finished.get())
+                with contextlib.suppress(queue.Empty):
+                    while True:  # every attempt that has finished meanwhile
+                        take(*finished.get_nowait())
+                start_what_may()  # before recording: no attempt waits for another's write
+                spec, value = to_record.popleft()
+                with interrupts_held():
+                    done(spec, value)
+        except BaseException:
+            interrupt(list(threads.values()), STOP_GRACE_S)
+            raise
+
+
+def interrupt(threads: list[threading.Thread], grace_s: float) -> None:
+    """Stop attempts still in flight: KeyboardInterrupt is raised in each thread at its next
+    Python instruction, so its own cleanup runs (an agent's process group killed, a served
+    model stopped: they live in sessions of their own, which Ctrl-C does not reach); then
+    wait up to `grace_s` for them, and abandon what is left (it dies with the process)."""
+    for thread in threads:
+        if thread.ident is not None and thread.is_alive():
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
+                                                       ctypes.py_object(KeyboardInterrupt))
+    end = time.monotonic() + grace_s
+    for thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
 
 
 @contextmanager

@@ -185,3 +185,30 @@ def test_an_attempt_run_elsewhere_pickles_back_and_is_recorded_by_the_parent(
     assert (loaded["result"], loaded["run_index"], loaded["label"]) == ("pass", 3, "far")
     assert (loaded["settings"]["jobs"], loaded["settings"]["in_flight"]) == (4, 2)
     assert (tmp_path / loaded["transcript_file"]).exists()
+
+
+def test_ctrl_c_stops_the_attempts_in_flight_so_they_clean_up_after_themselves() -> None:
+    """An agent runs in a session of its own, which Ctrl-C does not reach: the attempt's own
+    cleanup must run, or the agent outlives the run."""
+    import subprocess
+
+    children: list[subprocess.Popen[bytes]] = []
+    started = threading.Event()
+
+    def work(s: AttemptSpec, slot: Slot) -> None:
+        child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        children.append(child)
+        started.set()
+        try:
+            while child.poll() is None:  # as an agent's reader does: short waits
+                time.sleep(0.05)
+        finally:
+            child.kill()
+            child.wait()
+
+    threading.Thread(target=lambda: (started.wait(10), time.sleep(0.2),
+                                     os.kill(os.getpid(), signal.SIGINT)), daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        LocalExecutor(2).run([spec(0)], work, lambda s, out: None)
+    assert len(children) == 1
+    assert children[0].poll() is not None  # stopped by the attempt's own cleanup
