@@ -148,3 +148,38 @@ def test_resume_keeps_run_k_as_run_k_and_skips_only_the_same_experiment(
         labelled = run("--runs", "1", "--resume", "--label", "exp-2")
         assert len(labelled) == 9
         assert [r["run_index"] for r in labelled if r.get("label") == "exp-2"] == [0]
+
+
+def test_ctrl_c_leaves_no_agent_running_and_no_result(tmp_path: Path) -> None:
+    """Agents run in sessions of their own, which a terminal's Ctrl-C does not reach: the
+    run stops its attempts in flight, and each kills its agent's whole process group.
+    Without bubblewrap, whose --die-with-parent would otherwise hide a leak."""
+    import secrets
+
+    from tests.conftest import WITHOUT_BUBBLEWRAP
+    from tests.helpers.agents import FIXTURES
+    from tests.helpers.processes import host_processes, wait_dead
+    from tests.helpers.staging import stage_files
+
+    marker = f"fake-agent-child-{secrets.token_hex(6)}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FAKE_AGENT_MARKER": marker,
+           "BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"),
+           "FAKE_AGENT_SCENARIO": str(FIXTURES / "streams" / "claude-hang.jsonl"),
+           "FAKE_AGENT_FILES": str(stage_files(tmp_path))}
+    folder = tmp_path / "results"
+    proc = subprocess.Popen([*WITHOUT_BUBBLEWRAP, "run", "lru-cache",
+                             "flatten-dict", "--driver", "claude", "--model", "sonnet",
+                             "--jobs", "2", "--results-dir", str(folder)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(seen) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        seen |= host_processes(marker)
+        time.sleep(0.05)
+    assert len(seen) == 2, proc.stderr.read() if proc.poll() is not None else "not seen"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted after 0/2" in err
+    assert all(wait_dead(pid, within=5) for pid in seen)  # no agent outlived the run
+    assert not list(folder.glob("*.json*"))
