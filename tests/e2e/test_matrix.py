@@ -111,16 +111,18 @@ def test_killed_at_random_points_then_resumed_every_attempt_has_exactly_one_resu
     with paced(delay_s=0.25) as url:
         for kill in (signal.SIGINT, signal.SIGKILL, signal.SIGINT, signal.SIGKILL):
             proc = start(url, folder, "--resume")
-            time.sleep(rng.uniform(0.8, 3.0))
+            time.sleep(rng.uniform(1.0, 4.0))  # start-up takes 1–2 s on a busy machine
             proc.send_signal(kill)
             _, err = proc.communicate(timeout=60)
-            if proc.returncode == 130:  # it may also have finished before the signal
-                assert "interrupted after " in err and "--resume" in err, (seed, err)
-            else:
-                assert proc.returncode in (1, -signal.SIGKILL), (seed, proc.returncode, err)
+            if "interrupted after " in err:
+                assert proc.returncode == 130 and "--resume" in err, (seed, err)
+            else:  # still starting (130), or finished before the signal (1: wrong answers;
+                # 0: nothing left to run)
+                assert proc.returncode in (0, 1, 130, -signal.SIGKILL), (seed, proc.returncode,
+                                                                         err)
         proc = start(url, folder, "--resume")
         _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 1, (seed, err)
+        assert proc.returncode in (0, 1), (seed, err)
     found = results(folder)
     counts = Counter(map(attempt, found))
     assert len(counts) == 2 * 12 * 2, seed
