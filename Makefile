@@ -68,8 +68,10 @@ browser:
 	  || echo "note: chromium is not installed; the HTML report's browser test is skipped" >&2
 
 # Exit status 1 only means the model failed some tasks: that is a result, not a broken run.
-run: install sandbox-tools
+# The pi agent too (where node/npm exist): the README's `scripts/run.sh <task> smollm2` runs it.
+run: install sandbox-tools agents
 	$(BIN)/benchrig run --suite coding --model smollm2 --driver llamacpp || [ $$? -eq 1 ]
+	@echo "benchrig is installed in $(VENV): run '. $(VENV)/bin/activate' to put it on PATH" >&2
 
 lint: install
 	$(BIN)/ruff check .

@@ -7,27 +7,56 @@ import errno
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, get_args
 
 import typer
 
 from benchrig import paths
 from benchrig.core.errors import BenchRigError, TaskError, UsageError
-from benchrig.textsafe import printable
-from benchrig.ui import RunProgress, error, info, warn
+from benchrig.textsafe import printable, stored
+from benchrig.ui import AttemptLine, RunProgress, error, info, warn
 
 if TYPE_CHECKING:
     from benchrig.config import Config
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
+    from benchrig.execute import AttemptSpec
     from benchrig.runner import Overrides
     from benchrig.sandbox import Confinement
 
+# Plain click help (not rich's boxes): option names are never cut, whatever the width.
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
     "sandbox, and summarize the results."),
-                  pretty_exceptions_enable=False)
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 120})
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from benchrig import __version__
+
+        typer.echo(f"benchrig {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_version,
+                                                   is_eager=True,
+                                                   help="Print the version and exit.")
+                                 ] = False) -> None:
+    """BenchRig: run benchmark tasks on models and coding agents, check the answers in a
+    sandbox, and summarize the results."""
+
+
+# benchrig.report.FORMATS, spelled out so `--format` is a choice without importing the
+# report for every command (tests/e2e/test_front_door.py checks that they agree).
+Format = Literal["table", "markdown", "csv", "json"]
+View = Literal["model", "task"]
+CompareFormat = Literal["table", "json"]
+
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
@@ -47,32 +76,41 @@ def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type
     return tasks
 
 
-@app.command()
+@app.command(short_help="Run tasks on models; one result file per attempt.")
 def run(
     tasks: Annotated[list[str] | None, typer.Argument(
         help="Task ids or files (default: every task, filtered by --suite).")] = None,
     suite: Annotated[list[str] | None, typer.Option("--suite", "-s",
         help="Only tasks of this suite (repeatable).")] = None,
     model: Annotated[list[str] | None, typer.Option("--model", "-m",
-        help="Model name or .gguf path (repeatable). Default: smollm2.")] = None,
+        help="Model name or .gguf path (repeatable). [default: smollm2]")] = None,
     driver: Annotated[str, typer.Option("--driver", "--agent", "-d",
         help="Agent or runtime that answers (see `benchrig list`).")] = "llamacpp",
     provider: Annotated[str | None, typer.Option("--provider", "-p",
-        help="Agent provider, runtime base URL, or (replay) the answer file.")] = None,
+        help="Agent provider, runtime base URL, or (replay) the answer file. [default: "
+             "local for pi on an embedded model (smollm2, a .gguf), else none: the "
+             "agent's own, OLLAMA_HOST for ollama]")] = None,
     runs: Annotated[int, typer.Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
-    results_dir: Annotated[Path | None, typer.Option(help="Where result files go.")] = None,
-    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0)] = None,
-    max_tokens: Annotated[int | None, typer.Option(min=1)] = None,
-    context_size: Annotated[int | None, typer.Option(min=256)] = None,
-    threads: Annotated[int | None, typer.Option(min=1)] = None,
+    results_dir: Annotated[Path | None, typer.Option(help="Where result files go. [default: "
+        "$BENCHRIG_RESULTS_DIR, else results/ in this checkout]")] = None,
+    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0,
+        help="Sampling temperature. [default: the task's temperature, else 0.0]")] = None,
+    max_tokens: Annotated[int | None, typer.Option(min=1,
+        help="Token budget of the answer. [default: the task's max_tokens, else 1024; times "
+             "thinking_token_multiplier for a thinking model (benchrig.toml)]")] = None,
+    context_size: Annotated[int | None, typer.Option(min=256,
+        help="Context window. [default: 4096, or max_tokens + 2048 when larger]")] = None,
+    threads: Annotated[int | None, typer.Option(min=1,
+        help="CPU threads of the embedded model. [default: every usable core but one]")
+                       ] = None,
     think: Annotated[bool | None, typer.Option("--think/--no-think",
-        help="Force thinking on or off (default: benchrig.toml per suite, else the model's).")
-                     ] = None,
+        help="Force thinking on or off. [default: benchrig.toml's per-suite setting, else "
+             "the model's own]")] = None,
     seed: Annotated[int, typer.Option(min=0, max=2**31 - 1,
         help="Base seed: run k of a task is sent seed + k (where the runtime takes one).")
                     ] = 0,
     config: Annotated[Path | None, typer.Option("--config",
-        help="Settings file (default: ./benchrig.toml if present).")] = None,
+        help="Settings file. [default: ./benchrig.toml if present]")] = None,
     require_isolation: Annotated[bool, typer.Option("--require-isolation",
         help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
              "under a dedicated uid) and an agent can be confined (see docs/security.md).")
@@ -84,6 +122,16 @@ def run(
     retry_errors: Annotated[bool, typer.Option("--retry-errors",
         help="Run again only the attempts of this selection (tasks, models, driver, "
              "provider) whose latest result in the results folder is an error.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
+        help="Attempts in flight at once (HTTP runtimes, agents); the embedded model runs "
+             "one attempt at a time, speed and context tasks run alone.")] = 1,
+    resume: Annotated[bool, typer.Option("--resume",
+        help="Skip every attempt that already has a result in the results folder (same "
+             "task hash, model, driver, provider, settings, label and run); with "
+             "--retry-errors, also run again those whose latest result is an error.")
+                      ] = False,
+    label: Annotated[str | None, typer.Option("--label", metavar="NAME",
+        help="A name for this experiment, recorded in every result.")] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -94,19 +142,33 @@ def run(
     chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
                                             require_isolation)
     models = model or ["smollm2"]
+    provider = _provider(driver, provider, models)
     for name in models:
         engine.preflight(name, provider)
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
-    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors)
+    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
     if not plan:
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
-                        tuple(pass_env or ()), confinement)
+                        tuple(pass_env or ()), confinement,
+                        Matrix(jobs, resume, retry_errors, stored(label) if label else None))
+    if not results:  # resumed, and every attempt already had its result
+        return
     typer.echo("")
     typer.echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
+
+
+def _provider(driver: str, provider: str | None, models: list[str]) -> str | None:
+    """The provider given, or `local` for pi on the embedded model (said on stderr)."""
+    from benchrig.execute.plan import default_provider
+
+    chosen = default_provider(driver, provider, models)
+    if chosen != provider:
+        info(f"{driver}: provider {chosen} (the embedded model, served by BenchRig)")
+    return chosen
 
 
 def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: str,
@@ -157,33 +219,100 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, d
 
 def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
               provider: str | None, overrides: Overrides, settings_file: Config,
-              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None
-              ) -> list[dict[str, Any]]:
-    """Each attempt of the plan run and its verdict line printed; the results, in order."""
+              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None,
+              how: Matrix) -> list[dict[str, Any]]:
+    """The plan's attempts run by the executor (see benchrig/execute), each verdict line
+    printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
+    of how far it got and how to resume, exit 130."""
     from benchrig import sandbox
-    from benchrig.runner import UnrecordedAttempt, run_attempt, settings_for
+    from benchrig.execute import LocalExecutor, Slot
+    from benchrig.execute.folder import held
+    from benchrig.execute.plan import attempt_specs
+    from benchrig.runner import Produced, UnrecordedAttempt, perform, record, settings_for
 
+    specs = attempt_specs(plan, engine.name, driver, provider,
+                          lambda task, model, run: settings_for(
+                              task, overrides, model=model, config=settings_file,
+                              run_index=run),
+                          out_dir, pass_env, how.label, how.jobs)
     results: list[dict[str, Any]] = []
-    with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
-        for index, (task, name, run_index) in enumerate(plan, 1):
-            label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
-            settings = settings_for(task, overrides, model=name, config=settings_file,
-                                    run_index=run_index)
+    with held(out_dir) as removed:
+        if removed:
+            info(f"removed {len(removed)} half-written file(s) an interrupted run left in "
+                 f"{out_dir}")
+        if how.resume:
+            specs = _resumed(specs, out_dir, how.retry_errors)
+            if not specs:
+                return results
+        with RunProgress(len(specs)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
+            def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
+                return slot.in_flight, perform(spec, slot, engine, sandboxes)
+
+            def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
+                in_flight, produced = outcome
+                notes = {"label": spec.label,
+                         "settings": {"jobs": spec.jobs, "in_flight": in_flight}}
+                try:
+                    attempt = record(produced, out_dir, spec.run_index, notes)
+                except UnrecordedAttempt as exc:  # counted as an error; the run goes on
+                    bar.advance("error")
+                    error(str(exc))
+                    results.append(exc.result)
+                    return
+                r = attempt.result
+                bar.advance(r["result"])
+                typer.echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
+                results.append(r)
+
+            def watch(spec: AttemptSpec) -> AttemptLine:
+                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
+                                   f"{spec.model} · {driver}")
+
             try:
-                attempt = run_attempt(task, name, engine, provider, settings, out_dir,
-                                      agent=driver, progress=bar.attempt(label),
-                                      pass_env=pass_env, run_index=run_index,
-                                      sandboxes=sandboxes)
-            except UnrecordedAttempt as exc:  # counted as an error; the run goes on
-                bar.advance()
-                error(str(exc))
-                results.append(exc.result)
-                continue
-            bar.advance()
-            r = attempt.result
-            typer.echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
-            results.append(r)
+                LocalExecutor(how.jobs).run(specs, work, done, watch)
+            except KeyboardInterrupt:
+                bar.close()
+                again = _resume_command()
+                info(f"interrupted after {bar.done}/{len(specs)}"
+                     + (f"; resume with {again}" if again else ""))
+                raise typer.Exit(130) from None
     return results
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label."""
+
+    jobs: int = 1
+    resume: bool = False
+    retry_errors: bool = False
+    label: str | None = None
+
+
+def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
+             ) -> list[AttemptSpec]:
+    """The attempts without a result in `out_dir` yet (said on stderr)."""
+    from benchrig.execute.resume import remaining
+    from benchrig.result import load_results
+
+    left = remaining(specs, load_results([out_dir]).results, retry_errors)
+    info(f"resuming: {len(specs) - len(left)} of {len(specs)} attempts already have a "
+         f"result in {out_dir}; {len(left)} to run")
+    return left
+
+
+def _resume_command() -> str | None:
+    """The command line that was run, with --resume: what continues it (None for
+    scripts/runner.py, which runs one attempt and has no --resume)."""
+    import shlex
+
+    program = Path(sys.argv[0]).name
+    if program not in ("benchrig", "__main__.py", "cli.py"):
+        return None
+    words = ["benchrig", *sys.argv[1:]]
+    if "--resume" not in words:
+        words.append("--resume")
+    return shlex.join(words)
 
 
 def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: str) -> str:
@@ -216,7 +345,7 @@ def _require(note: str | None, required: bool) -> None:
     warn(note)
 
 
-@app.command()
+@app.command(short_help="Check task files against the task schema.")
 def validate(
     paths_: Annotated[list[str] | None, typer.Argument(metavar="[PATHS]...",
         help="Task files, ids or folders (default: tasks/).")] = None,
@@ -269,15 +398,15 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     return results
 
 
-@app.command()
+@app.command(short_help="Per-model table and per-suite scorecards of results.")
 def summary(
     paths_: ResultPaths = None,
-    format_: Annotated[str, typer.Option("--format", "-f",
+    format_: Annotated[Format, typer.Option("--format", "-f",
         help="table (text), markdown (the report), csv (one row per model) or json (figures "
              "with n, intervals and methods).")] = "table",
     table_only: Annotated[bool, typer.Option("--table-only",
         help="Only the per-model table, without the scorecards.")] = False,
-    by: Annotated[str, typer.Option("--by",
+    by: Annotated[View, typer.Option("--by",
         help="model (the per-model table and scorecards) or task (a task × model table of "
              "pass counts).")] = "model",
     per_attempt: Annotated[bool, typer.Option("--per-attempt",
@@ -300,14 +429,14 @@ def summary(
     typer.echo(render(results, format_, table_only, by, per_attempt), nl=False)
 
 
-@app.command()
+@app.command(short_help="Compare two models or configurations, paired by task.")
 def compare(
     a: Annotated[str, typer.Argument(metavar="A",
         help="Side A: a model, a --label, or model@agent.")],
     b: Annotated[str, typer.Argument(metavar="B", help="Side B, named as A.")],
     paths_: ResultPaths = None,
     suite: Suites = None, since: Since = None,
-    format_: Annotated[str, typer.Option("--format", "-f", help="table (text) or json.")
+    format_: Annotated[CompareFormat, typer.Option("--format", "-f", help="table (text) or json.")
                        ] = "table",
 ) -> None:
     """Compare A with B, paired by task: pass-rate difference with its 95% interval over
@@ -322,7 +451,7 @@ def compare(
     typer.echo(render(found), nl=False)
 
 
-@app.command()
+@app.command(short_help="Write a self-contained HTML report of results.")
 def report(
     paths_: ResultPaths = None,
     html: Annotated[Path, typer.Option("--html", metavar="FILE",
@@ -344,14 +473,15 @@ def report(
     typer.echo(f"{html} ({len(results)} results)")
 
 
-@app.command()
+@app.command(short_help="Serve the embedded model over an OpenAI API.")
 def serve(
     model: Annotated[str, typer.Option("--model", "-m",
         help="smollm2 or the path to a .gguf file.")] = "smollm2",
     port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one).")
                     ] = None,
-    context_size: Annotated[int, typer.Option(min=256)] = 8192,
-    threads: Annotated[int | None, typer.Option(min=1)] = None,
+    context_size: Annotated[int, typer.Option(min=256, help="Context window.")] = 8192,
+    threads: Annotated[int | None, typer.Option(min=1,
+        help="CPU threads. [default: every usable core but one]")] = None,
     chat_format: Annotated[str, typer.Option(help="llama-cpp-python chat format.")] = "chatml",
 ) -> None:
     """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
@@ -411,7 +541,7 @@ def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
     for token in tokens:
         if token in ("--format", "-f") and "format_" not in options:
             value = next(tokens, None)
-            if value is None or value.startswith("-"):
+            if value is None or value not in get_args(Format):  # typer's usage error
                 return None
             options["format_"] = value
         elif token == "--table-only" and "table_only" not in options:

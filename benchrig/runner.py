@@ -26,6 +26,7 @@ from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
 from benchrig.drivers.base import Driver, DriverRequest, Progress
 from benchrig.environment import environment
+from benchrig.execute import AttemptSpec, Slot
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import with_thinking_tokens
 from benchrig.prompt import render
@@ -167,7 +168,7 @@ def _checks(task: TaskSpec, verdict: Verdict | None, error: DriverError | None
     }
 
 
-def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: str | None,
+def _result(task: TaskSpec, model: str, agent: str, driver: str, provider: str | None,
             settings: Settings, started: str, ended: str, output: DriverOutput | None,
             error: DriverError | None, verdict: Verdict | None, check_s: float | None,
             ) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
         "pass_at_1": outcome == "pass",
         "notes": notes,
         "suite": task.suite,
-        "driver": driver.name,
+        "driver": driver,
         "provider": provider,
         "settings": recorded_settings(settings, output),
         "checks": _checks(task, verdict, error),
@@ -202,7 +203,7 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
                   if error else None),
         "task_hash": task.task_hash,
         "benchrig_version": __version__,
-        "environment": environment(dict(output.runtime) if output else {"name": driver.name}),
+        "environment": environment(dict(output.runtime) if output else {"name": driver}),
         "isolation": verdict.isolation if verdict else None,
         "code_source": verdict.code_source if verdict else None,
         "sandbox_error": verdict.sandbox_error if verdict else None,
@@ -210,7 +211,8 @@ def _result(task: TaskSpec, model: str, agent: str, driver: Driver, provider: st
     }
 
 
-def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput | None) -> None:
+def _transcript(request: DriverRequest, output: DriverOutput | None) -> list[dict[str, Any]]:
+    """The sidecar's lines: the prompt, then the answer and the driver's events."""
     lines: list[dict[str, Any]] = [{"kind": "prompt", "messages": list(request.messages)}]
     if output is not None:
         t = output.transcript
@@ -219,6 +221,10 @@ def _write_transcript(path: Path, request: DriverRequest, output: DriverOutput |
                       "turns": t.turns, "files": dict(t.files),
                       **({"tool_turns": list(t.tool_turns)} if t.tool_turns else {})})
         lines.extend(dict(event) for event in output.events)
+    return lines
+
+
+def _write_transcript(path: Path, lines: list[dict[str, Any]]) -> None:
     write_atomic(path, "".join(json.dumps(json_safe(line), ensure_ascii=False, allow_nan=False)
                                + "\n" for line in lines))
 
@@ -269,6 +275,20 @@ def _judged(task: TaskSpec, output: DriverOutput, settings: Settings, deadline: 
     return verdict, error, round(time.perf_counter() - began, 6)
 
 
+# task, model, agent, driver, provider, settings, started, ended
+Head = tuple[TaskSpec, str, str, str, str | None, Settings, str, str]
+
+
+@dataclass(frozen=True)
+class Produced:
+    """An attempt run but not yet recorded: its result and transcript lines, plain data that
+    a worker hands back to the process that writes the results folder (`record`)."""
+
+    result: dict[str, Any]
+    transcript: list[dict[str, Any]]
+    head: Head  # what _result needs to make the error result if writing fails
+
+
 def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                 settings: Settings, results_dir: Path, agent: str | None = None,
                 progress: Progress | None = None, pass_env: tuple[str, ...] = (),
@@ -276,6 +296,22 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception. `run_index` (which of the runs this is) identifies the attempt to retry;
     candidate code runs in `sandboxes`, the run's pool (see checks.coding.run_tests)."""
+    return record(produce(task, model, driver, provider, settings, results_dir, agent,
+                          progress, pass_env, sandboxes), results_dir, run_index)
+
+
+def perform(spec: AttemptSpec, slot: Slot, driver: Driver,
+            sandboxes: SandboxPool | None) -> Produced:
+    """The work of one planned attempt (an executor's `work`): run, never write."""
+    return produce(spec.task, spec.model, driver, spec.provider, spec.settings,
+                   spec.results_dir, spec.agent, slot.progress, spec.pass_env, sandboxes)
+
+
+def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
+            settings: Settings, results_dir: Path, agent: str | None = None,
+            progress: Progress | None = None, pass_env: tuple[str, ...] = (),
+            sandboxes: SandboxPool | None = None) -> Produced:
+    """Run `task` once: its result and transcript, not yet validated nor written."""
     load_checks()  # before the driver: an agent must not be able to change the judge
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     # the attempt's one deadline: the driver's phases and the checking all spend from it
@@ -293,24 +329,44 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
                                           progress)
     if output is None and error is not None:
         output = error.partial  # what was measured before it failed: recorded, never checked
-    head = (task, model, agent or driver.name, driver, provider, settings, started, ended)
+    head: Head = (task, model, agent or driver.name, driver.name, provider, settings, started,
+                  ended)
+    return Produced(_result(*head, output, error, verdict, check_s),
+                    _transcript(request, output), head)
+
+
+def record(produced: Produced, results_dir: Path, run_index: int | None = None,
+           annotations: dict[str, Any] | None = None) -> Attempt:
+    """Validate and write a produced attempt (in the process that owns the results folder);
+    `annotations` are merged into the result first (the run's label, its concurrency). A
+    failure to write is itself recorded as an error result."""
+    def annotated(result: dict[str, Any]) -> dict[str, Any]:
+        result = dict(result)
+        for name, value in (annotations or {}).items():
+            if isinstance(value, dict):
+                result[name] = {**result.get(name, {}), **value}
+            else:
+                result[name] = value
+        return result
+
     try:
-        return _record(request, _result(*head, output, error, verdict, check_s), output,
-                       results_dir, run_index)
+        return _record(annotated(produced.result), produced.transcript, results_dir,
+                       run_index)
     except Exception as exc:  # BenchRig could not record it: that failure is the result
         failed = DriverError("harness", f"writing the result failed: {type_name(exc)}: "
                              f"{printable(str(exc))}")
-    fallback = _result(*head, None, failed, None, None)
+    fallback = annotated(_result(*produced.head, None, failed, None, None))
     try:
-        return _record(request, fallback, None, results_dir, run_index)
+        return _record(fallback, produced.transcript[:1], results_dir, run_index)
     except Exception as exc:
+        task, model = produced.head[:2]
         raise UnrecordedAttempt(f"{task.id} · {model}: no result could be written "
                                 f"({failed.message}; then {type_name(exc)}: "
                                 f"{printable(str(exc))})", json_safe(fallback)) from exc
 
 
-def _record(request: DriverRequest, result: dict[str, Any], output: DriverOutput | None,
-            results_dir: Path, run_index: int | None) -> Attempt:
+def _record(result: dict[str, Any], transcript: list[dict[str, Any]], results_dir: Path,
+            run_index: int | None) -> Attempt:
     """Validate `result`, then write its sidecar and itself."""
     # raw server and agent data inside (engine, runtime, settings) may hold inf or deep
     # nesting, and any outside string a lone surrogate
@@ -321,7 +377,7 @@ def _record(request: DriverRequest, result: dict[str, Any], output: DriverOutput
     if run_index is not None:
         result["run_index"] = run_index
     validate(result)  # before anything is written: an invalid result leaves no sidecar either
-    _write_transcript(sidecar, request, output)
+    _write_transcript(sidecar, transcript)
     write_atomic(path, result_text(result))
     return Attempt(result, path)
 

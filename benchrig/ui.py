@@ -50,7 +50,8 @@ def error(text: str) -> None:
 
 
 class RunProgress:
-    """A progress bar over every attempt of a run, with what the current one is doing.
+    """One progress bar over every attempt of a run: done/total, passed/failed/errors so far,
+    elapsed, time left, and what the latest attempt to report is doing.
 
     On a terminal it is a live rich bar on stderr; elsewhere each phase is a plain line.
     Verdict lines printed to stdout meanwhile appear above the bar when stdout is the same
@@ -60,6 +61,7 @@ class RunProgress:
     def __init__(self, total: int) -> None:
         self.total = total
         self.done = 0
+        self.tally = {"pass": 0, "fail": 0, "error": 0}
         self._bar: Progress | None = None
         self._task: TaskID | None = None
 
@@ -72,33 +74,52 @@ class RunProgress:
                 SpinnerColumn,
                 TextColumn,
                 TimeElapsedColumn,
+                TimeRemainingColumn,
             )
 
             self._bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), console=stderr(),
+                                 MofNCompleteColumn(), TextColumn("{task.fields[tally]}"),
+                                 TimeElapsedColumn(), TextColumn("ETA"),
+                                 TimeRemainingColumn(), console=stderr(),
                                  redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
             self._bar.start()
-            self._task = self._bar.add_task("starting", total=self.total)
+            self._task = self._bar.add_task("starting", total=self.total,
+                                            tally=self._tally())
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop drawing the bar (a message that follows stays below it)."""
         if self._bar is not None:
             self._bar.stop()
+            self._bar = None
+
+    def _tally(self) -> str:
+        return (f"[green]✓ {self.tally['pass']}[/green] [red]✗ {self.tally['fail']}[/red] "
+                f"[yellow]! {self.tally['error']}[/yellow]")
 
     def attempt(self, label: str) -> AttemptLine:
         return AttemptLine(self, label)
 
     def show(self, text: str) -> None:
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, description=escape(text))
+            # the counts, elapsed time and ETA keep their room: the description gives way
+            room = max(16, stderr().width - 60)
+            shown = text if len(text) <= room else text[:room - 1] + "…"
+            self._bar.update(self._task, description=escape(shown))
         else:
             stderr().print(escape(text))
 
-    def advance(self) -> None:
+    def advance(self, outcome: str | None = None) -> None:
+        """One more attempt done; `outcome` (pass, fail, error) counted when given."""
         self.done += 1
+        if outcome in self.tally:
+            self.tally[outcome] += 1
         if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, completed=self.done)
+            self._bar.update(self._task, completed=self.done, tally=self._tally())
 
 
 class AttemptLine:

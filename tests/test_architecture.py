@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
-    ("benchrig.spec",),
+    ("benchrig.spec", "benchrig.execute"),
     ("benchrig.runner", "benchrig.conversation"),
     ("benchrig.cli",),
 ]

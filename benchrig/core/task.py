@@ -47,9 +47,22 @@ class TaskSpec:
         found = (p.parent for p in (self.path, self.test_path) if p is not None)
         return tuple(dict.fromkeys(found))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its mappings as dicts (a mapping proxy does not pickle), so an
+        attempt can be sent to another process or machine."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)
+                  if f.name not in ("check", "frontmatter")}
+        return _task_spec, (values, dict(self.check), dict(self.frontmatter))
+
     def view(self) -> TaskView:
         """What a driver is given of this task: the fields a TaskView has, nothing else."""
         return TaskView(**{f.name: getattr(self, f.name) for f in fields(TaskView)})
+
+
+def _task_spec(values: dict[str, Any], check: dict[str, Any],
+               frontmatter: dict[str, Any]) -> TaskSpec:
+    return TaskSpec(**{**values, "check": MappingProxyType(check),
+                       "frontmatter": MappingProxyType(frontmatter)})
 
 
 @dataclass(frozen=True)

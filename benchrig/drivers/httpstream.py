@@ -49,10 +49,19 @@ def base_url(url: str, driver: str) -> str:
     return url.strip().rstrip("/")
 
 
-@cache
+_TLS_MADE = threading.Lock()
+
+
 def _tls() -> ssl.SSLContext:
     """One TLS context per process: httpx builds a new one per client otherwise (50–100 ms
-    of CPU each, measured here, which 32 concurrent attempts would pay while timing)."""
+    of CPU each, measured here, which 32 concurrent attempts would pay while timing). Made
+    under a lock: `--jobs 8` starts eight first attempts at once, which would all make it."""
+    with _TLS_MADE:
+        return _tls_context()
+
+
+@cache
+def _tls_context() -> ssl.SSLContext:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())

@@ -22,7 +22,7 @@ from tests.conftest import ROOT, TASKS
 from tests.helpers import scorecard_fixture
 from tests.helpers.schema_agreement import disagreement
 
-EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())
 TASK_META = {path.stem: dict(load_task(path).frontmatter) for path in sorted(TASKS.glob("*.md"))}
 # What a field may wrongly hold: every JSON type, edges of the numeric and string rules.
 WRONG: list[Any] = [None, True, False, 0, 1, -1, 1.0, 1.5, -0.5, 2**64, -(2**64), 1e300, "",

@@ -272,7 +272,7 @@ def test_a_failing_candidate_cannot_paint_a_pass_line(tmp_path: Path,
     clean(benchrig("summary", str(results_dir), results_dir=results_dir).stdout)
 
 
-EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())
 
 
 def hostile_result(suite: str, task: str) -> dict[str, Any]:

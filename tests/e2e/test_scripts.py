@@ -110,5 +110,8 @@ def test_a_plain_summary_is_parsed_as_typer_parses_it(tmp_path: Path, results_di
         assert (plain.code, plain.stdout) == (typer.code, typer.stdout)
         assert ([line for line in plain.stderr.splitlines() if "import time" not in line]
                 == [line for line in typer.stderr.splitlines() if "import time" not in line])
-        assert "pydantic" not in imported(plain.stderr)
         assert "pydantic" in imported(typer.stderr)
+        if form == "xml":  # not a choice of --format: typer's usage error, either way
+            assert plain.code == 2 and "'xml' is not one of" in plain.stderr
+            continue
+        assert "pydantic" not in imported(plain.stderr)

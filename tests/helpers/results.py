@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.conftest import ROOT
 
-EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())
 
 
 def result(model: str, outcome: str, tps: float | None, ttft: float | None,

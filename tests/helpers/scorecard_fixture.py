@@ -17,7 +17,7 @@ from typing import Any
 from benchrig.result import result_path, validate
 from tests.conftest import ROOT
 
-EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
+EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())
 CODING = {"flatten-dict": 4, "merge-intervals": 5, "valid-brackets": 6, "lru-cache": 2}
 REASONING = ["bat-and-ball", "chained-percentages", "discount-tax", "distinct-digit-fives",
              "knights-knaves", "letter-count-berries", "letters-in-strawberry",

@@ -1,0 +1,29 @@
+"""bench/paced_server.py for tests: an OpenAI-compatible server answering after a fixed delay."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from benchrig.local.serve import free_port
+from tests.conftest import ROOT
+
+
+@contextmanager
+def paced(delay_s: float, tokens: int = 8) -> Iterator[str]:
+    """The server in its own process; yields its OpenAI base URL (`…/v1`). Every answer
+    starts `delay_s` after its request and streams `tokens` tokens at once after that."""
+    cfg = {"delay_s": delay_s, "rate": 100_000, "tokens": tokens, "thinking": 0,
+           "per_event": 4, "per_write": 64, "num_ctx": 4096}
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "paced_server.py"),
+                             str(port), json.dumps(cfg)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        proc.terminate()
+        proc.wait(10)
