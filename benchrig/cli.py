@@ -91,6 +91,12 @@ def run(
                       ] = False,
     label: Annotated[str | None, typer.Option("--label", metavar="NAME",
         help="A name for this experiment, recorded in every result.")] = None,
+    executor: Annotated[str, typer.Option("--executor", metavar="local|ray",
+        help="Where attempts run: threads of this process, or a Ray cluster (pip install "
+             "'benchrig[ray]'; see docs/scale-out.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", metavar="ADDR",
+        help="The Ray cluster to join (default: a local one started for the run).")
+                           ] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
@@ -103,6 +109,8 @@ def run(
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
+    if executor not in ("local", "ray"):
+        raise UsageError(f"--executor {printable(executor)}: choose local or ray")
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
     plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
@@ -110,7 +118,8 @@ def run(
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), confinement,
-                        Matrix(jobs, resume, retry_errors, stored(label) if label else None))
+                        Matrix(jobs, resume, retry_errors, stored(label) if label else None,
+                               executor, ray_address))
     typer.echo("")
     typer.echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
@@ -215,7 +224,14 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                                    f"{spec.model} · {driver}")
 
             try:
-                LocalExecutor(how.jobs).run(specs, work, done, watch)
+                if how.executor == "ray":
+                    from benchrig import remote
+                    from benchrig.execute.raycluster import RayExecutor
+
+                    RayExecutor(how.jobs, how.ray_address, remote.lost).run(
+                        specs, remote.attempt, done, watch)
+                else:
+                    LocalExecutor(how.jobs).run(specs, work, done, watch)
             except KeyboardInterrupt:
                 bar.close()
                 error(f"interrupted after {bar.done}/{len(specs)}; resume with "
@@ -226,12 +242,15 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
 
 @dataclass(frozen=True)
 class Matrix:
-    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label."""
+    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label,
+    --executor, --ray-address."""
 
     jobs: int = 1
     resume: bool = False
     retry_errors: bool = False
     label: str | None = None
+    executor: str = "local"  # or ray (benchrig/execute/raycluster.py)
+    ray_address: str | None = None
 
 
 def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool

@@ -18,6 +18,8 @@ How an executor is used (benchrig/cli.py does this for `benchrig run`):
   its line and advances the progress bar. The executor never calls it after an interrupt.
 - `watch(spec)`: the `Progress` the attempt reports its phases to; an executor that cannot
   carry it to the worker gives `SilentProgress()` instead.
+- `Slot.node`: where the attempt runs when the executor knows it is not this process (a
+  Ray node: host, node id, that node's machine block), so `work` can record it.
 
 What every executor guarantees:
 - at most `jobs` attempts in flight; attempts with the same `lane` never overlap (one
@@ -34,10 +36,10 @@ What every executor guarantees:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
@@ -73,6 +75,7 @@ class Slot:
 
     in_flight: int  # attempts in flight when it started, itself included
     progress: Progress
+    node: Mapping[str, Any] | None = None  # another machine's: host, node_id, machine
 
 
 Work = Callable[[AttemptSpec, Slot], T]
