@@ -95,7 +95,8 @@ def run(
         help="Where attempts run: threads of this process, or a Ray cluster (pip install "
              "'benchrig[ray]'; see docs/scale-out.md).")] = "local",
     ray_address: Annotated[str | None, typer.Option("--ray-address", metavar="ADDR",
-        help="The Ray cluster to join (default: a local one started for the run).")
+        help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
+             "for the run).")
                            ] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""

@@ -16,6 +16,7 @@ Ray is imported only when this executor runs (`pip install 'benchrig[ray]'`).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
 import os
 import socket
@@ -41,6 +42,11 @@ Key = tuple[str, str]  # (driver, model): the actors that can run an attempt
 MODEL_SHARE = 0.001  # of `model:<name>`: only that a node serves the model matters
 INSTALL_HINT = "pip install 'benchrig[ray]'"
 STARTS_BEFORE_GIVING_UP = 3  # workers of one kind that died before answering where they are
+
+
+def _ray() -> Any:
+    """The ray module, imported when first used (typed or not, as installed)."""
+    return importlib.import_module("ray")
 
 
 def runtime_resource(driver: str) -> str:
@@ -78,7 +84,7 @@ class AttemptWorker:
     """The actor's body: where it runs, and attempts one at a time."""
 
     def where(self) -> dict[str, Any]:
-        import ray
+        ray = _ray()
 
         return {"host": socket.gethostname(), "node_id": ray.get_runtime_context().get_node_id(),
                 "pid": os.getpid(), "machine": machine()}
@@ -90,7 +96,7 @@ class AttemptWorker:
 @cache
 def actor_class() -> Any:
     """AttemptWorker as a Ray actor class, registered once per process."""
-    import ray
+    ray = _ray()
 
     return ray.remote(AttemptWorker)
 
@@ -127,8 +133,8 @@ class Pool:
 
 
 class RayExecutor:
-    """Runs a plan on the Ray cluster at `address` (a local one started for the run when
-    None). `lost` makes the outcome of an attempt whose worker died (an infra error).
+    """Runs a plan on the Ray cluster at `address` (else $RAY_ADDRESS, else a local one
+    started for the run). `lost` makes the outcome of an attempt whose worker died (an infra error).
 
     Used as a context manager, the connection and the warm workers are kept across runs
     (bench/); otherwise each `run` stops its workers, and Ray if it started it, at its end.
@@ -156,22 +162,23 @@ class RayExecutor:
     def connect(self, plan: Sequence[AttemptSpec]) -> None:
         """Join the cluster (or start a local one advertising the plan's resources)."""
         try:
-            import ray
+            ray = _ray()
         except ImportError:
             raise UsageError(f"--executor ray needs Ray: {INSTALL_HINT}") from None
         if not ray.is_initialized():
             quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
-            if self.address:
-                ray.init(address=self.address, **quiet)
-            else:
-                ray.init(resources=local_resources(plan, self.jobs), include_dashboard=False,
-                         **quiet)
+            address = self.address or os.environ.get("RAY_ADDRESS")
+            if address:
+                ray.init(address=address, **quiet)
+            else:  # "local": a new instance, even where another one runs
+                ray.init(address="local", resources=local_resources(plan, self.jobs),
+                         include_dashboard=False, **quiet)
                 self.started = True
         self.nodes = [node for node in ray.nodes() if node.get("Alive")]
 
     def close(self) -> None:
         """Stop this executor's workers, and Ray if this executor started it."""
-        import ray
+        ray = _ray()
 
         for worker in self.pool.workers:
             ray.kill(worker.handle, no_restart=True)
@@ -193,7 +200,7 @@ class RayExecutor:
 
     def _run(self, plan: Sequence[AttemptSpec], work: Work[T], done: Done[T],
              watch: Watch | None) -> None:
-        import ray
+        ray = _ray()
 
         limits = {key: min(self.jobs, capacity(key, self.nodes))
                   for key in {(spec.driver, spec.model) for spec in plan}}
@@ -233,7 +240,7 @@ class RayExecutor:
                   watch: Watch | None) -> None:
         """Hand each queued attempt to an idle worker of its kind; start workers where
         there are too few; stop idle ones nothing waits for, so others find room."""
-        import ray
+        ray = _ray()
 
         waiting = {key for key, specs in queued.items() if specs}
         # a waiting kind whose worker is not placed yet may need the room an idle one holds
@@ -268,7 +275,7 @@ class RayExecutor:
     def _started(self, worker: Worker, ref: Any) -> None:
         """A new worker's first answer: where it is; a worker that died first is dropped
         (another is started for the waiting attempts), and too many such are a failure."""
-        import ray
+        ray = _ray()
 
         try:
             worker.where = ray.get(ref)
@@ -282,7 +289,7 @@ class RayExecutor:
 
     def _outcome(self, flight: Flight, ref: Any) -> Any:
         """The attempt's outcome; an infra error (`lost`) when its worker died under it."""
-        import ray
+        ray = _ray()
 
         assert flight.spec is not None and flight.slot is not None
         try:
