@@ -204,6 +204,34 @@ def test_a_worker_killed_mid_attempt_is_an_infra_error_and_resume_completes(
     assert {r["result"] for r in latest.values()} == {"fail"}
 
 
+def test_ctrl_c_stops_what_is_in_flight_and_writes_nothing(
+        cluster: Cluster, slow_server: str, tmp_path: Path) -> None:
+    results_dir = tmp_path / "results"
+    args = ["run", "bat-and-ball", "-d", "openai", "-p", slow_server, "-m", "paced",
+            "--runs", "2", "-j", "2", "--executor", "ray", "--ray-address", cluster.address]
+    env = {**os.environ, "BENCHRIG_RESULTS_DIR": str(results_dir)}
+    cli = subprocess.Popen([sys.executable, "-m", "benchrig.cli", *args], cwd=ROOT, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (busy := attempting_workers(os.environ[MARK])):
+            assert time.monotonic() < deadline and cli.poll() is None, "no attempt started"
+            time.sleep(0.1)
+        cli.send_signal(signal.SIGINT)
+        _, err = cli.communicate(timeout=60)
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+    assert cli.returncode == 130, err
+    assert "interrupted after 0/2" in err
+    assert sorted(p.name for p in results_dir.iterdir()) == [".benchrig.lock"]
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{pid}").exists() for pid in busy) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in busy if pid in attempting_workers(os.environ[MARK])], \
+        "an interrupted attempt still runs on its worker"
+
+
 def test_a_run_that_starts_ray_itself_leaves_no_ray_process(tmp_path: Path) -> None:
     """Without --ray-address the run starts a local Ray advertising what its plan needs,
     and stops it when it ends."""
