@@ -56,7 +56,7 @@ def recorder(out: Path, seen: list[dict[str, Any]]
 
 def local_run(attempts: int, url: str, jobs: int) -> float:
     with tempfile.TemporaryDirectory() as folder, SandboxPool() as sandboxes:
-        out, seen = Path(folder), []
+        out, seen = Path(folder), list[dict[str, Any]]()
         driver = get_driver("openai")
 
         def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
@@ -72,7 +72,7 @@ def local_run(attempts: int, url: str, jobs: int) -> float:
 def ray_runs(attempts: int, url: str, jobs: int) -> dict[str, float]:
     """Start-up (ray.init, then the first `jobs` workers), then the matrix on warm workers."""
     with tempfile.TemporaryDirectory() as folder:
-        out, seen = Path(folder), []
+        out, seen = Path(folder), list[dict[str, Any]]()
         began = time.perf_counter()
         with RayExecutor(jobs, lost=remote.lost) as executor:
             executor.connect(plan(attempts, url, jobs, out))
@@ -90,7 +90,7 @@ def ray_runs(attempts: int, url: str, jobs: int) -> dict[str, float]:
 def ray_cold(attempts: int, url: str, jobs: int) -> float:
     """One run as `benchrig run --executor ray` does it: Ray started and stopped inside."""
     with tempfile.TemporaryDirectory() as folder:
-        out, seen = Path(folder), []
+        out, seen = Path(folder), list[dict[str, Any]]()
         began = time.perf_counter()
         RayExecutor(jobs, lost=remote.lost).run(plan(attempts, url, jobs, out),
                                                 remote.attempt, recorder(out, seen))

@@ -41,6 +41,7 @@ Key = tuple[str, str]  # (driver, model): the actors that can run an attempt
 
 MODEL_SHARE = 0.001  # of `model:<name>`: only that a node serves the model matters
 INSTALL_HINT = "pip install 'benchrig[ray]'"
+NODES_CHECK_S = 5.0  # with nothing finished for this long, the live nodes are read again
 STARTS_BEFORE_GIVING_UP = 3  # workers of one kind that died before answering where they are
 
 
@@ -71,6 +72,11 @@ def local_resources(plan: Sequence[AttemptSpec], jobs: int) -> dict[str, float]:
         found[runtime_resource(spec.driver)] = 1.0 if spec.lane else float(jobs)
         found[model_resource(spec.model)] = 1.0
     return found
+
+
+def unserved(key: Key) -> str:
+    return (f"no live node of the Ray cluster advertises both {runtime_resource(key[0])} "
+            f"and {model_resource(key[1])}")
 
 
 def capacity(key: Key, nodes: Sequence[Mapping[str, Any]]) -> int:
@@ -202,13 +208,10 @@ class RayExecutor:
              watch: Watch | None) -> None:
         ray = _ray()
 
-        limits = {key: min(self.jobs, capacity(key, self.nodes))
-                  for key in {(spec.driver, spec.model) for spec in plan}}
-        for (driver, model), room in limits.items():
+        limits = self._limits({(spec.driver, spec.model) for spec in plan})
+        for key, room in limits.items():
             if not room:
-                raise UsageError(f"no live node of the Ray cluster advertises both "
-                                 f"{runtime_resource(driver)} and {model_resource(model)} "
-                                 f"(see docs/scale-out.md)")
+                raise UsageError(f"{unserved(key)} (see docs/scale-out.md)")
         # lanes are the actors here (one attempt at a time per worker process)
         schedule = Schedule([dataclasses.replace(spec, lane=None) for spec in plan], self.jobs)
         by_index = {spec.index: spec for spec in plan}
@@ -222,7 +225,16 @@ class RayExecutor:
             self._dispatch(queued, limits, flights, work, watch)
             if not flights:
                 raise BenchRigError("the Ray executor has attempts left and none in flight")
-            (ready,), _ = ray.wait(list(flights), num_returns=1)
+            found, _ = ray.wait(list(flights), num_returns=1, timeout=NODES_CHECK_S)
+            if not found:  # a worker that cannot be placed waits forever: are nodes gone?
+                self.nodes = [node for node in ray.nodes() if node.get("Alive")]
+                limits.update(self._limits(set(limits)))
+                for key in limits:
+                    if not limits[key] and (queued[key] or self.pool.of(key)):
+                        raise BenchRigError(f"{unserved(key)} any more; the results so far "
+                                            f"are written: --resume runs the rest")
+                continue
+            (ready,) = found
             flight = flights.pop(ready)
             if flight.spec is None:
                 self._started(flight.worker, ready)
@@ -234,6 +246,9 @@ class RayExecutor:
             self.pool.left[flight.worker.key] -= 1
             with interrupts_held():
                 done(flight.spec, outcome)
+
+    def _limits(self, keys: set[Key]) -> dict[Key, int]:
+        return {key: min(self.jobs, capacity(key, self.nodes)) for key in keys}
 
     def _dispatch(self, queued: dict[Key, deque[tuple[AttemptSpec, int]]],
                   limits: dict[Key, int], flights: dict[Any, Flight], work: Work[T],
