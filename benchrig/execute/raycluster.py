@@ -41,6 +41,7 @@ Key = tuple[str, str]  # (driver, model): the actors that can run an attempt
 
 MODEL_SHARE = 0.001  # of `model:<name>`: only that a node serves the model matters
 INSTALL_HINT = "pip install 'benchrig[ray]'"
+CONNECT_S = 5.0  # for the cluster's address to answer at all
 NODES_CHECK_S = 5.0  # with nothing finished for this long, the live nodes are read again
 STARTS_BEFORE_GIVING_UP = 3  # workers of one kind that died before answering where they are
 
@@ -72,6 +73,19 @@ def local_resources(plan: Sequence[AttemptSpec], jobs: int) -> dict[str, float]:
         found[runtime_resource(spec.driver)] = 1.0 if spec.lane else float(jobs)
         found[model_resource(spec.model)] = 1.0
     return found
+
+
+def answering(address: str) -> None:
+    """Refuse at once an address of the form HOST:PORT where nothing listens (Ray itself
+    keeps retrying for minutes)."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        return  # another form (ray://…, auto): Ray's own to judge
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_S).close()
+    except OSError as exc:
+        raise UsageError(f"cannot join the Ray cluster at {printable(address)}: nothing "
+                         f"answers there ({type_name(exc)}: {printable(str(exc))})") from None
 
 
 def unserved(key: Key) -> str:
@@ -175,7 +189,15 @@ class RayExecutor:
             quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
             address = self.address or os.environ.get("RAY_ADDRESS")
             if address:
-                ray.init(address=address, **quiet)
+                answering(address)
+                try:
+                    ray.init(address=address, **quiet)
+                except (ConnectionError, ValueError, RuntimeError) as exc:
+                    raise UsageError(
+                        f"cannot join the Ray cluster at {printable(address)}: "
+                        f"{type_name(exc)}: {printable(str(exc))} (a cluster with token "
+                        f"authentication also needs RAY_AUTH_MODE=token here; see "
+                        f"docs/scale-out.md)") from None
             else:  # "local": a new instance, even where another one runs
                 ray.init(address="local", resources=local_resources(plan, self.jobs),
                          include_dashboard=False, **quiet)

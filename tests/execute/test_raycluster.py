@@ -244,3 +244,24 @@ def test_a_run_that_starts_ray_itself_leaves_no_ray_process(tmp_path: Path) -> N
     (result,) = load_results([tmp_path / "results"]).results
     assert result["result"] == "pass" and result["environment"]["node"]["node_id"]
     assert left_after(mark) == [], "the run left Ray processes behind"
+
+
+def test_an_attempt_no_node_serves_is_refused_before_anything_runs(
+        cluster: Cluster, tmp_path: Path) -> None:
+    answer = answer_file(tmp_path, "x")
+    ran = run("lru-cache", "-d", "replay", "-p", str(answer), "-m", "unserved",
+              results_dir=tmp_path / "results", cluster=cluster)
+    assert ran.code == 2 and "Traceback" not in ran.stderr, ran.stderr
+    assert "no live node of the Ray cluster advertises both runtime:replay and " \
+           "model:unserved" in ran.stderr
+    assert load_results([tmp_path / "results"]).results == []
+
+
+def test_an_address_where_nothing_listens_is_refused_at_once(tmp_path: Path) -> None:
+    began = time.monotonic()
+    ran = benchrig("run", "lru-cache", "-d", "replay", "-p", str(answer_file(tmp_path, "x")),
+                   "-m", "a", "--executor", "ray", "--ray-address", f"127.0.0.1:{free_port()}",
+                   results_dir=tmp_path / "results", timeout=120)
+    assert ran.code == 2 and "Traceback" not in ran.stderr, ran.stderr
+    assert "cannot join the Ray cluster at 127.0.0.1:" in ran.stderr
+    assert time.monotonic() - began < 30  # Ray alone retries for minutes
