@@ -115,6 +115,7 @@ def test_the_replay_matrix_gives_the_local_results_and_names_its_nodes(
     assert all("node" not in r["environment"] for r in load_results([local]).results)
 
 
+@pytest.mark.model
 def test_the_embedded_model_runs_one_attempt_at_a_time_per_worker_loaded_once(
         cluster: Cluster, tmp_path: Path) -> None:
     args = ("bat-and-ball", "two-trains", "-d", "llamacpp", "-m", "smollm2", "--runs", "2",
