@@ -104,14 +104,14 @@ def run(
     from benchrig.report import render
     from benchrig.runner import Overrides
 
+    if executor not in ("local", "ray"):
+        raise UsageError(f"--executor {printable(executor)}: choose local or ray")
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
                                             require_isolation)
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
-    if executor not in ("local", "ray"):
-        raise UsageError(f"--executor {printable(executor)}: choose local or ray")
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
     plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)

@@ -23,7 +23,8 @@ How an executor is used (benchrig/cli.py does this for `benchrig run`):
 
 What every executor guarantees:
 - at most `jobs` attempts in flight; attempts with the same `lane` never overlap (one
-  in-process model at a time); an `exclusive` attempt runs with nothing else in flight,
+  in-process model at a time; where workers are processes of their own, as with Ray, in
+  one worker at a time); an `exclusive` attempt runs with nothing else in flight,
   and the plan's order is kept around it (what comes before it finishes first, what
   comes after starts after it);
 - each attempt is told in `Slot.in_flight` how many attempts were in flight when it
