@@ -93,7 +93,7 @@ def run(
         help="A name for this experiment, recorded in every result.")] = None,
     executor: Annotated[str, typer.Option("--executor", metavar="local|ray",
         help="Where attempts run: threads of this process, or a Ray cluster (pip install "
-             "'benchrig[ray]'; see docs/scale-out.md).")] = "local",
+             "'.[ray]'; see docs/scale-out.md).")] = "local",
     ray_address: Annotated[str | None, typer.Option("--ray-address", metavar="ADDR",
         help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
              "for the run).")

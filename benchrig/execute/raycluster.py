@@ -10,7 +10,7 @@ Up to `jobs` attempts are in flight, under the same plan order and exclusive att
 the local executor; lanes are the actors themselves (one attempt at a time per process),
 so in-process models run side by side on different workers.
 
-Ray is imported only when this executor runs (`pip install 'benchrig[ray]'`).
+Ray is imported only when this executor runs (`pip install '.[ray]'`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ Lost = Callable[[AttemptSpec, Slot, str], T]
 Key = tuple[str, str]  # (driver, model): the actors that can run an attempt
 
 MODEL_SHARE = 0.001  # of `model:<name>`: only that a node serves the model matters
-INSTALL_HINT = "pip install 'benchrig[ray]'"
+INSTALL_HINT = "pip install '.[ray]'"
 CONNECT_S = 5.0  # for the cluster's address to answer at all
 NODES_CHECK_S = 5.0  # with nothing finished for this long, the live nodes are read again
 STARTS_BEFORE_GIVING_UP = 3  # workers of one kind that died before answering where they are

@@ -24,7 +24,7 @@ def test_without_ray_the_ray_executor_is_refused_naming_the_extra(tmp_path: Path
     ran = benchrig("run", "lru-cache", "-d", "replay", "-p", str(answer), "-m", "a",
                    "--executor", "ray", results_dir=tmp_path / "results", command=WITHOUT_RAY)
     assert ran.code == 2 and "Traceback" not in ran.stderr, ran.stderr
-    assert ran.stderr.strip() == "error: --executor ray needs Ray: pip install 'benchrig[ray]'"
+    assert ran.stderr.strip() == "error: --executor ray needs Ray: pip install '.[ray]'"
     assert not list((tmp_path / "results").glob("*.json"))
 
 
