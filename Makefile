@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml $(LLAMA_WHEEL)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --no-deps --force-reinstall --no-index --find-links $(WHEELS) \
 	  'llama-cpp-python==$(LLAMA_VERSION)'
-	$(BIN)/pip install --quiet -e '.[local,dev]'
+	$(BIN)/pip install --quiet -e '.[local,dev,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -92,6 +92,7 @@ bench: install sandbox-tools
 	$(BIN)/python bench/http_drivers.py
 	$(BIN)/python bench/summary.py
 	$(BIN)/python bench/report.py
+	$(BIN)/python bench/executors.py
 
 clean:
 	rm -rf $(VENV) .agents .mypy_cache .ruff_cache .pytest_cache

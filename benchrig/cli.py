@@ -132,12 +132,21 @@ def run(
                       ] = False,
     label: Annotated[str | None, typer.Option("--label", metavar="NAME",
         help="A name for this experiment, recorded in every result.")] = None,
+    executor: Annotated[str, typer.Option("--executor", metavar="local|ray",
+        help="Where attempts run: threads of this process, or a Ray cluster (pip install "
+             "'.[ray]'; see docs/scale-out.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option("--ray-address", metavar="ADDR",
+        help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
+             "for the run).")
+                           ] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
     from benchrig.report import render
     from benchrig.runner import Overrides
 
+    if executor not in ("local", "ray"):
+        raise UsageError(f"--executor {printable(executor)}: choose local or ray")
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
                                             require_isolation)
@@ -152,7 +161,8 @@ def run(
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), confinement,
-                        Matrix(jobs, resume, retry_errors, stored(label) if label else None))
+                        Matrix(jobs, resume, retry_errors, stored(label) if label else None,
+                               executor, ray_address))
     if not results:  # resumed, and every attempt already had its result
         return
     typer.echo("")
@@ -269,7 +279,14 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                                    f"{spec.model} · {driver}")
 
             try:
-                LocalExecutor(how.jobs).run(specs, work, done, watch)
+                if how.executor == "ray":
+                    from benchrig import remote
+                    from benchrig.execute.raycluster import RayExecutor
+
+                    RayExecutor(how.jobs, how.ray_address, remote.lost).run(
+                        specs, remote.attempt, done, watch)
+                else:
+                    LocalExecutor(how.jobs).run(specs, work, done, watch)
             except KeyboardInterrupt:
                 bar.close()
                 again = _resume_command()
@@ -281,12 +298,15 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
 
 @dataclass(frozen=True)
 class Matrix:
-    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label."""
+    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label,
+    --executor, --ray-address."""
 
     jobs: int = 1
     resume: bool = False
     retry_errors: bool = False
     label: str | None = None
+    executor: str = "local"  # or ray (benchrig/execute/raycluster.py)
+    ray_address: str | None = None
 
 
 def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.execute"),
-    ("benchrig.runner", "benchrig.conversation"),
+    ("benchrig.runner", "benchrig.conversation", "benchrig.remote"),
     ("benchrig.cli",),
 ]
 # The stages answer, judge and summarize: none of them may lean on another.

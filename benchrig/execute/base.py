@@ -11,17 +11,20 @@ How an executor is used (benchrig/cli.py does this for `benchrig run`):
 - `work(spec, slot)`: runs one attempt where the executor chooses and returns plain,
   picklable data (the runner's `Produced`: the result and its transcript lines). It never
   writes into the results folder. For an executor that leaves this process, `work` must be
-  a module-level function (e.g. `runner.perform`) that builds its own driver and sandbox
-  pool from the spec.
+  a module-level function (`benchrig.remote.attempt`, around `runner.perform`) that
+  builds its own driver and sandbox pool from the spec.
 - `done(spec, outcome)`: called in the thread that called `run`, one call at a time, as each
   attempt finishes (in completion order): it records the result (`runner.record`), prints
   its line and advances the progress bar. The executor never calls it after an interrupt.
 - `watch(spec)`: the `Progress` the attempt reports its phases to; an executor that cannot
   carry it to the worker gives `SilentProgress()` instead.
+- `Slot.node`: where the attempt runs when the executor knows it is not this process (a
+  Ray node: host, node id, that node's machine block), so `work` can record it.
 
 What every executor guarantees:
 - at most `jobs` attempts in flight; attempts with the same `lane` never overlap (one
-  in-process model at a time); an `exclusive` attempt runs with nothing else in flight,
+  in-process model at a time; where workers are processes of their own, as with Ray, in
+  one worker at a time); an `exclusive` attempt runs with nothing else in flight,
   and the plan's order is kept around it (what comes before it finishes first, what
   comes after starts after it);
 - each attempt is told in `Slot.in_flight` how many attempts were in flight when it
@@ -35,10 +38,10 @@ What every executor guarantees:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
@@ -74,6 +77,7 @@ class Slot:
 
     in_flight: int  # attempts in flight when it started, itself included
     progress: Progress
+    node: Mapping[str, Any] | None = None  # another machine's: host, node_id, machine
 
 
 Work = Callable[[AttemptSpec, Slot], T]
