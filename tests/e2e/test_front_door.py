@@ -43,7 +43,7 @@ def test_run_help_names_every_option_in_full_with_its_default(results_dir: Path)
 def test_format_is_a_choice_of_the_reports_formats(results_dir: Path) -> None:
     assert get_args(Format) == FORMATS
     ran = benchrig("summary", "--help", results_dir=results_dir)
-    assert "<table|markdown|csv>" in ran.stdout.replace(" ", "")
+    assert "<table|markdown|csv|json>" in ran.stdout.replace(" ", "")
     bad = benchrig("summary", "--format", "xml", results_dir=results_dir)
     assert bad.code == 2 and "'xml' is not one of" in bad.stderr
 
