@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
-
-import typer
 
 from benchrig import paths
 from benchrig.core.errors import BenchRigError, TaskError, UsageError
@@ -17,16 +16,66 @@ from benchrig.textsafe import printable
 from benchrig.ui import RunProgress, error, info, warn
 
 if TYPE_CHECKING:
+    # imported by `Commands` when a command line needs typer's parsing (the commands'
+    # annotations name it); `run_parsed` and a plain summary never import it (~40 ms)
+    import typer
+
     from benchrig.config import Config
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
     from benchrig.runner import Overrides
     from benchrig.sandbox import Confinement
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
+
+class Commands:
+    """The commands, handed to a typer app only when a command line is parsed by typer."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.settings = settings
+        self.registered: list[tuple[str | None, Callable[..., Any]]] = []
+
+    def command(self, name: str | None = None) -> Callable[[Callable[..., Any]],
+                                                             Callable[..., Any]]:
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.registered.append((name, function))
+            return function
+        return register
+
+    def __call__(self, **kwargs: Any) -> Any:
+        global typer
+        import typer
+
+        app = typer.Typer(**self.settings)
+        for name, function in self.registered:
+            app.command(name)(function)
+        return app(**kwargs)
+
+
+app = Commands(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
     "sandbox, and summarize the results."),
                   pretty_exceptions_enable=False)
+
+
+class Exit(Exception):
+    """End the command with `exit_code` (as typer.Exit does, without importing typer)."""
+
+    def __init__(self, exit_code: int = 0) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+
+
+def echo(text: str = "", nl: bool = True, err: bool = False) -> None:
+    """Write `text` as typer.echo does: a newline, flushed, ANSI styles dropped off a
+    terminal."""
+    stream = sys.stderr if err else sys.stdout
+    if "\033" in text and not stream.isatty():
+        text = _ANSI.sub("", text)
+    stream.write(f"{text}\n" if nl else text)
+    stream.flush()
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
@@ -98,10 +147,10 @@ def run(
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), confinement)
-    typer.echo("")
-    typer.echo(render(results, "table"), nl=False)
+    echo("")
+    echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
-        raise typer.Exit(1)
+        raise Exit(1)
 
 
 def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: str,
@@ -159,7 +208,9 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
     from benchrig.runner import UnrecordedAttempt, run_attempt, settings_for
 
     results: list[dict[str, Any]] = []
-    with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
+    expected = sum(task.check_type == "tests" for task, _, _ in plan)  # sandboxes it takes
+    with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement,
+                                                            expected=expected) as sandboxes:
         for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             settings = settings_for(task, overrides, model=name, config=settings_file,
@@ -176,7 +227,7 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 continue
             bar.advance()
             r = attempt.result
-            typer.echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
+            echo(verdict_line(task.id, name, driver, r, str(attempt.path)))
             results.append(r)
     return results
 
@@ -218,7 +269,7 @@ def validate(
 ) -> None:
     """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
     loaded = _tasks(paths_ or [])
-    typer.echo(f"{len(loaded)} task(s) valid")
+    echo(f"{len(loaded)} task(s) valid")
 
 
 @app.command()
@@ -242,8 +293,8 @@ def summary(
         error(f"{path}: skipped, not a valid result: {reason}")
     if not loaded.results:
         error("no results to summarize")
-        raise typer.Exit(1)
-    typer.echo(render(loaded.results, format_, table_only), nl=False)
+        raise Exit(1)
+    echo(render(loaded.results, format_, table_only), nl=False)
 
 
 @app.command()
@@ -269,7 +320,7 @@ def serve(
                                          threads=threads, chat_format=chat_format))
     info(f"starting {server.model_path.name} on 127.0.0.1:{server.port} …")
     with server:
-        typer.echo(server.base_url)
+        echo(server.base_url)
         info(f"serving model {server.alias!r} at {server.base_url} "
              f"({server.threads} threads, chat format {chat_format}); Ctrl-C stops it")
         assert server.proc is not None
@@ -279,7 +330,7 @@ def serve(
             info("stopping")
             return
     error(f"the server stopped by itself (exit code {code})")
-    raise typer.Exit(1)
+    raise Exit(1)
 
 
 @app.command("list")
@@ -288,16 +339,50 @@ def list_() -> None:
     from benchrig.drivers import known
 
     for task in _tasks([]):
-        typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
-    typer.echo(f"\ndrivers: {', '.join(known())}")
+        echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
+    echo(f"\ndrivers: {', '.join(known())}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: BenchRig's own errors become one clear message and exit 2."""
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: BenchRig's own errors become one clear message and exit 2. Without
+    `argv` it is the program itself and ends the process (`as_program`); given `argv`, it
+    raises SystemExit like any command."""
+    if argv is None:
+        as_program(lambda: _command(None))
+    _command(argv)
+
+
+def _command(argv: list[str] | None) -> NoReturn:
     options = _plain_summary(sys.argv[1:] if argv is None else argv)
     if options is not None:
         guarded(lambda: _as_typer_invokes(lambda: summary(**options)))
     guarded(lambda: app(args=argv, standalone_mode=False))
+
+
+def as_program(command: Callable[[], NoReturn]) -> NoReturn:
+    """Run `command` as the process's last act. At its SystemExit everything registered to
+    run at exit runs and stdout and stderr are flushed, then the process ends at once:
+    the interpreter's own teardown (freeing ~460 modules one by one, a last collection)
+    took 50–70 ms after the last line was written. A thread still at work (not a daemon),
+    a flush that fails or an exit code that is not a number leave it to the usual exit."""
+    import atexit
+    import threading
+
+    try:
+        command()
+    except SystemExit as done:
+        code = 0 if done.code is None else done.code
+        if not isinstance(code, int) or any(
+                thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+                if thread is not threading.main_thread()):
+            raise
+        atexit._run_exitfuncs()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise done from None
+        os._exit(code)
 
 
 def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
@@ -328,21 +413,22 @@ def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
 def run_parsed(**options: Any) -> NoReturn:
     """`benchrig run` with its options already parsed (scripts/runner.py): the same command,
     the same output and exit codes, without typer's parsing, which builds a pydantic adapter
-    per option (a tenth of a second of start-up)."""
-    guarded(lambda: _as_typer_invokes(lambda: run(**options)))
+    per option (a tenth of a second of start-up). It is the program: it ends the process."""
+    as_program(lambda: guarded(lambda: _as_typer_invokes(lambda: run(**options))))
 
 
 def _as_typer_invokes(command: Callable[[], object]) -> object:
     """What typer does around a command it invokes (standalone_mode=False): Ctrl-C is exit
-    130, end of input an abort, a closed stdout exit 1, typer.Exit its exit code."""
+    130, end of input an abort, a closed stdout exit 1, Exit its exit code."""
     try:
         return command()
-    except EOFError as exc:
-        typer.echo(err=True)
-        raise typer.Abort() from exc
+    except EOFError:
+        echo(err=True)
+        error("aborted")
+        return 130
     except KeyboardInterrupt:
         return 130
-    except typer.Exit as exc:
+    except Exit as exc:
         return exc.exit_code
     except OSError as exc:
         if exc.errno != errno.EPIPE:
@@ -358,17 +444,18 @@ def guarded(command: Callable[[], object]) -> NoReturn:
         code = command()
     except TaskError as exc:
         for problem in exc.problems:
-            typer.echo(printable(problem), err=True)
+            echo(printable(problem), err=True)
         sys.exit(2)
     except BenchRigError as exc:
         error(str(exc))
         sys.exit(2)
-    except typer.Exit as exc:
+    except Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        error("aborted")
-        sys.exit(130)
     except Exception as exc:  # click usage errors carry their own exit code
+        parser = sys.modules.get("typer")  # loaded if typer parsed the command line
+        if parser is not None and isinstance(exc, parser.Abort):
+            error("aborted")
+            sys.exit(130)
         code = getattr(exc, "exit_code", None)
         if code is None:
             raise
