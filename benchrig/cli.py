@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
     from benchrig.runner import Overrides
-    from benchrig.sandbox import Confinement
+    from benchrig.sandbox import Confinement, SandboxPool
 
 
 class Commands:
@@ -130,9 +130,8 @@ def run(
              "provider) whose latest result in the results folder is an error.")] = False,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
+    from benchrig import sandbox
     from benchrig.config import load_config
-    from benchrig.report import render
-    from benchrig.runner import Overrides
 
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
@@ -140,13 +139,20 @@ def run(
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
+    # the first sandbox is launched now, to boot while the runner and the report load
+    sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
+        t.check_type == "tests" for t in chosen)))
+    sandboxes.warm()
+    from benchrig.report import render
+    from benchrig.runner import Overrides
+
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
     plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors)
     if not plan:
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
-                        tuple(pass_env or ()), confinement)
+                        tuple(pass_env or ()), sandboxes)
     echo("")
     echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
@@ -201,16 +207,14 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, d
 
 def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
               provider: str | None, overrides: Overrides, settings_file: Config,
-              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None
+              out_dir: Path, pass_env: tuple[str, ...], sandboxes: SandboxPool
               ) -> list[dict[str, Any]]:
     """Each attempt of the plan run and its verdict line printed; the results, in order."""
-    from benchrig import sandbox
     from benchrig.runner import UnrecordedAttempt, run_attempt, settings_for
 
     results: list[dict[str, Any]] = []
-    expected = sum(task.check_type == "tests" for task, _, _ in plan)  # sandboxes it takes
-    with RunProgress(len(plan)) as bar, sandbox.SandboxPool(confinement,
-                                                            expected=expected) as sandboxes:
+    sandboxes.expect(sum(task.check_type == "tests" for task, _, _ in plan))
+    with RunProgress(len(plan)) as bar, sandboxes:
         for index, (task, name, run_index) in enumerate(plan, 1):
             label = f"[{index}/{len(plan)}] {task.id} · {name} · {driver}"
             settings = settings_for(task, overrides, model=name, config=settings_file,

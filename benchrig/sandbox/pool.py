@@ -83,8 +83,8 @@ class SandboxPool:
     that took the last one runs (back to back, the next attempt finds it ready); `depth`
     spares are kept per module file. Without `prestart`, every sandbox starts cold. A run
     that knows how many sandboxes it will take says so (`expected`): no spare is launched
-    beyond them (a take past them starts cold), and entering the pool launches the first
-    spare of MODULE_FILE at once, to boot while the first attempt runs its driver. Close
+    beyond them (a take past them starts cold), and entering the pool (or `warm`) launches
+    the first spare of MODULE_FILE at once, to boot while the run goes on. Close
     the pool (or use it as a context manager) to stop its spares; one left open is closed
     at exit.
     """
@@ -138,13 +138,21 @@ class SandboxPool:
             with self._lock:
                 self._launches = [*(e for e in self._launches if not e.is_set()), done]
 
+    def expect(self, takes: int) -> None:
+        """How many sandboxes the run will still take: spares are launched up to that."""
+        with self._lock:
+            self._expected = takes
+        self.warm()
+
     def _wanted(self, module_file: str) -> bool:
         # Without a uid of its own a candidate could tamper with a spare of its own uid (and
         # so with the next attempt): such sandboxes start cold, after the last one is swept.
-        if not self.prestart or self._closed or not self.confinement.dedicated_uid:
+        if not self.prestart or self._closed:
             return False
         with self._lock:
-            return self._room(module_file) > 0
+            if self._room(module_file) <= 0:
+                return False
+        return self.confinement.dedicated_uid
 
     def _room(self, module_file: str) -> int:
         """How many more spares of `module_file` to launch (the lock held)."""
