@@ -118,9 +118,9 @@ def get_check(name: str) -> Check:
 
 def load_checks() -> dict[str, Check]:
     """Every known check, imported and preloaded (the sandbox's child program for `tests`).
-    The runner calls this before any driver runs, so nothing an agent changes on disk
-    afterwards can alter how answers are judged (the hidden tests were read into memory when
-    the task was loaded)."""
+    The runner calls this before any driver runs (but replay, which runs nothing), so
+    nothing an agent changes on disk afterwards can alter how answers are judged (the
+    hidden tests were read into memory when the task was loaded)."""
     checks = {name: get_check(name) for name in known_checks()}
     for found in checks.values():
         found.preload()
