@@ -77,6 +77,7 @@ def echo(text: str = "", nl: bool = True, err: bool = False) -> None:
     stream.write(f"{text}\n" if nl else text)
     stream.flush()
 
+
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
     from benchrig.spec import load_tasks, task_paths

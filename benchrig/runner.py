@@ -270,8 +270,9 @@ def run_attempt(task: TaskSpec, model: str, driver: Driver, provider: str | None
     """Run `task` once and write its validated result; a failing model is a result, not an
     exception. `run_index` (which of the runs this is) identifies the attempt to retry;
     candidate code runs in `sandboxes`, the run's pool (see checks.coding.run_tests)."""
-    if driver.kind != "replay":  # a replay runs nothing: its own check loads when it judges
-        load_checks()  # before the driver: an agent must not be able to change the judge
+    # before the driver: an agent must not be able to change the judge (a replay runs
+    # nothing: of the built-in checks it needs only its own)
+    load_checks({task.check_type} if driver.kind == "replay" and task.check_type else None)
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     # the attempt's one deadline: the driver's phases and the checking all spend from it
     deadline = Deadline(settings.timeout_s)

@@ -14,7 +14,7 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from benchrig.core.check import Check
@@ -116,12 +116,16 @@ def get_check(name: str) -> Check:
     return found
 
 
-def load_checks() -> dict[str, Check]:
-    """Every known check, imported and preloaded (the sandbox's child program for `tests`).
-    The runner calls this before any driver runs (but replay, which runs nothing), so
-    nothing an agent changes on disk afterwards can alter how answers are judged (the
-    hidden tests were read into memory when the task was loaded)."""
-    checks = {name: get_check(name) for name in known_checks()}
+def load_checks(builtins: Collection[str] | None = None) -> dict[str, Check]:
+    """Every known check, imported and preloaded (the sandbox's child program for `tests`);
+    of the built-in ones only those in `builtins`, when given (every plugin all the same:
+    one that cannot load stops a run before anything runs, never skipped unseen).
+    The runner calls this before any driver runs, so nothing an agent changes on disk
+    afterwards can alter how answers are judged (the hidden tests were read into memory
+    when the task was loaded)."""
+    names = [name for name in known_checks()
+             if builtins is None or name not in BUILTIN or name in builtins]
+    checks = {name: get_check(name) for name in names}
     for found in checks.values():
         found.preload()
     return checks

@@ -21,6 +21,7 @@ import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,7 @@ COMPILER = ("import marshal,sys;sys.stdout.write(marshal.dumps(compile("
 _PROGRAMS: dict[str, list[str]] = {}
 _COMPILING: dict[str, tuple[subprocess.Popen[bytes], IO[bytes]]] = {}
 _SOURCE_ONCE: set[str] = set()  # interpreters whose first sandbox got the source
+_PROGRAMS_LOCK = threading.Lock()
 
 
 def child_program(interpreter: str) -> list[str]:
@@ -132,6 +134,11 @@ def child_program(interpreter: str) -> list[str]:
     one attempt never needs it; the first sandboxes compile the source themselves, sooner
     than that process would start). If compiling fails, the source is passed as it is.
     """
+    with _PROGRAMS_LOCK:  # the launcher thread and a cold start may ask at once
+        return _child_program(interpreter)
+
+
+def _child_program(interpreter: str) -> list[str]:
     if interpreter in _PROGRAMS:
         return _PROGRAMS[interpreter]
     source = ["-c", child_source()]
