@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, get_args
-
-import typer
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, get_args, get_origin
 
 from benchrig import paths
 from benchrig.core.errors import BenchRigError, TaskError, UsageError
@@ -24,26 +24,108 @@ if TYPE_CHECKING:
     from benchrig.drivers.base import Driver
     from benchrig.execute import AttemptSpec
     from benchrig.runner import Overrides
-    from benchrig.sandbox import Confinement
+    from benchrig.sandbox import Confinement, SandboxPool
+
+class Param:
+    """typer.Option's or typer.Argument's arguments, kept until typer parses a command line:
+    `run_parsed` and a plain summary never import typer (~40 ms with its pydantic adapters)."""
+
+    def __init__(self, kind: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.kind, self.args, self.kwargs = kind, args, kwargs
+
+
+def Option(*args: Any, **kwargs: Any) -> Any:  # spelled as typer's
+    return Param("Option", args, kwargs)
+
+
+def Argument(*args: Any, **kwargs: Any) -> Any:  # spelled as typer's
+    return Param("Argument", args, kwargs)
+
+
+class Commands:
+    """The commands, handed to a typer app only when a command line is parsed by typer."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.settings = settings
+        self.registered: list[tuple[str | None, dict[str, Any], Callable[..., Any]]] = []
+        self.callbacks: list[Callable[..., Any]] = []
+
+    def command(self, name: str | None = None, **options: Any
+                ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.registered.append((name, options, function))
+            return function
+        return register
+
+    def callback(self) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def register(function: Callable[..., Any]) -> Callable[..., Any]:
+            self.callbacks.append(function)
+            return function
+        return register
+
+    def __call__(self, **kwargs: Any) -> Any:
+        import typer
+
+        app = typer.Typer(**self.settings)
+        for function in self.callbacks:
+            app.callback()(_with_typer(function, typer))
+        for name, options, function in self.registered:
+            app.command(name, **options)(_with_typer(function, typer))
+        return app(**kwargs)
+
+
+def _with_typer(function: Callable[..., Any], typer: Any) -> Callable[..., Any]:
+    """`function` with each `Param` in its annotations made the typer object it stands for."""
+    hints = typing.get_type_hints(function, include_extras=True)
+    for name, hint in hints.items():
+        if get_origin(hint) is Annotated:
+            base, *extras = get_args(hint)
+            made = [getattr(typer, e.kind)(*e.args, **e.kwargs) if isinstance(e, Param) else e
+                    for e in extras]
+            hints[name] = Annotated[(base, *made)]
+    function.__annotations__ = hints
+    return function
+
 
 # Plain click help (not rich's boxes): option names are never cut, whatever the width.
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
+app = Commands(add_completion=False, no_args_is_help=True, help=(
     "BenchRig: run benchmark tasks on models and coding agents, check the answers in a "
     "sandbox, and summarize the results."),
-                  pretty_exceptions_enable=False, rich_markup_mode=None,
-                  context_settings={"max_content_width": 120})
+               pretty_exceptions_enable=False, rich_markup_mode=None,
+               context_settings={"max_content_width": 120})
+
+
+class Exit(Exception):
+    """End the command with `exit_code` (as typer.Exit does, without importing typer)."""
+
+    def __init__(self, exit_code: int = 0) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
+
+_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+
+
+def echo(text: str = "", nl: bool = True, err: bool = False) -> None:
+    """Write `text` as typer.echo does: a newline, flushed, ANSI styles dropped off a
+    terminal."""
+    stream = sys.stderr if err else sys.stdout
+    if "\033" in text and not stream.isatty():
+        text = _ANSI.sub("", text)
+    stream.write(f"{text}\n" if nl else text)
+    stream.flush()
 
 
 def _version(shown: bool) -> None:
     if shown:
         from benchrig import __version__
 
-        typer.echo(f"benchrig {__version__}")
-        raise typer.Exit()
+        echo(f"benchrig {__version__}")
+        raise Exit()
 
 
 @app.callback()
-def _options(version: Annotated[bool, typer.Option("--version", callback=_version,
+def _options(version: Annotated[bool, Option("--version", callback=_version,
                                                    is_eager=True,
                                                    help="Print the version and exit.")
                                  ] = False) -> None:
@@ -56,6 +138,7 @@ def _options(version: Annotated[bool, typer.Option("--version", callback=_versio
 Format = Literal["table", "markdown", "csv", "json"]
 View = Literal["model", "task"]
 CompareFormat = Literal["table", "json"]
+ExecutorName = Literal["local", "ray"]
 
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
@@ -78,72 +161,71 @@ def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type
 
 @app.command(short_help="Run tasks on models; one result file per attempt.")
 def run(
-    tasks: Annotated[list[str] | None, typer.Argument(
+    tasks: Annotated[list[str] | None, Argument(
         help="Task ids or files (default: every task, filtered by --suite).")] = None,
-    suite: Annotated[list[str] | None, typer.Option("--suite", "-s",
+    suite: Annotated[list[str] | None, Option("--suite", "-s",
         help="Only tasks of this suite (repeatable).")] = None,
-    model: Annotated[list[str] | None, typer.Option("--model", "-m",
+    model: Annotated[list[str] | None, Option("--model", "-m",
         help="Model name or .gguf path (repeatable). [default: smollm2]")] = None,
-    driver: Annotated[str, typer.Option("--driver", "--agent", "-d",
+    driver: Annotated[str, Option("--driver", "--agent", "-d",
         help="Agent or runtime that answers (see `benchrig list`).")] = "llamacpp",
-    provider: Annotated[str | None, typer.Option("--provider", "-p",
+    provider: Annotated[str | None, Option("--provider", "-p",
         help="Agent provider, runtime base URL, or (replay) the answer file. [default: "
              "local for pi on an embedded model (smollm2, a .gguf), else none: the "
              "agent's own, OLLAMA_HOST for ollama]")] = None,
-    runs: Annotated[int, typer.Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
-    results_dir: Annotated[Path | None, typer.Option(help="Where result files go. [default: "
+    runs: Annotated[int, Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
+    results_dir: Annotated[Path | None, Option(help="Where result files go. [default: "
         "$BENCHRIG_RESULTS_DIR, else results/ in this checkout]")] = None,
-    temperature: Annotated[float | None, typer.Option(min=0.0, max=2.0,
+    temperature: Annotated[float | None, Option(min=0.0, max=2.0,
         help="Sampling temperature. [default: the task's temperature, else 0.0]")] = None,
-    max_tokens: Annotated[int | None, typer.Option(min=1,
+    max_tokens: Annotated[int | None, Option(min=1,
         help="Token budget of the answer. [default: the task's max_tokens, else 1024; times "
              "thinking_token_multiplier for a thinking model (benchrig.toml)]")] = None,
-    context_size: Annotated[int | None, typer.Option(min=256,
+    context_size: Annotated[int | None, Option(min=256,
         help="Context window. [default: 4096, or max_tokens + 2048 when larger]")] = None,
-    threads: Annotated[int | None, typer.Option(min=1,
+    threads: Annotated[int | None, Option(min=1,
         help="CPU threads of the embedded model. [default: every usable core but one]")
                        ] = None,
-    think: Annotated[bool | None, typer.Option("--think/--no-think",
+    think: Annotated[bool | None, Option("--think/--no-think",
         help="Force thinking on or off. [default: benchrig.toml's per-suite setting, else "
              "the model's own]")] = None,
-    seed: Annotated[int, typer.Option(min=0, max=2**31 - 1,
+    seed: Annotated[int, Option(min=0, max=2**31 - 1,
         help="Base seed: run k of a task is sent seed + k (where the runtime takes one).")
                     ] = 0,
-    config: Annotated[Path | None, typer.Option("--config",
+    config: Annotated[Path | None, Option("--config",
         help="Settings file. [default: ./benchrig.toml if present]")] = None,
-    require_isolation: Annotated[bool, typer.Option("--require-isolation",
+    require_isolation: Annotated[bool, Option("--require-isolation",
         help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
              "under a dedicated uid) and an agent can be confined (see docs/security.md).")
                            ] = False,
-    pass_env: Annotated[list[str] | None, typer.Option("--pass-env", metavar="NAME",
+    pass_env: Annotated[list[str] | None, Option("--pass-env", metavar="NAME",
         help="Also give an agent this host environment variable (repeatable); by default it "
              "gets only its provider's, locale, proxy and terminal variables "
              "(see docs/agents.md).")] = None,
-    retry_errors: Annotated[bool, typer.Option("--retry-errors",
+    retry_errors: Annotated[bool, Option("--retry-errors",
         help="Run again only the attempts of this selection (tasks, models, driver, "
              "provider) whose latest result in the results folder is an error.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1,
+    jobs: Annotated[int, Option("--jobs", "-j", min=1,
         help="Attempts in flight at once (HTTP runtimes, agents); the embedded model runs "
              "one attempt at a time, speed and context tasks run alone.")] = 1,
-    resume: Annotated[bool, typer.Option("--resume",
+    resume: Annotated[bool, Option("--resume",
         help="Skip every attempt that already has a result in the results folder (same "
              "task hash, model, driver, provider, settings, label and run); with "
              "--retry-errors, also run again those whose latest result is an error.")
                       ] = False,
-    label: Annotated[str | None, typer.Option("--label", metavar="NAME",
+    label: Annotated[str | None, Option("--label", metavar="NAME",
         help="A name for this experiment, recorded in every result.")] = None,
-    executor: Annotated[str, typer.Option("--executor", metavar="local|ray",
+    executor: Annotated[ExecutorName, Option("--executor",
         help="Where attempts run: threads of this process, or a Ray cluster (pip install "
              "'.[ray]'; see docs/scale-out.md).")] = "local",
-    ray_address: Annotated[str | None, typer.Option("--ray-address", metavar="ADDR",
+    ray_address: Annotated[str | None, Option("--ray-address", metavar="ADDR",
         help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
              "for the run).")
                            ] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
+    from benchrig import sandbox
     from benchrig.config import load_config
-    from benchrig.report import render
-    from benchrig.runner import Overrides
 
     if executor not in ("local", "ray"):
         raise UsageError(f"--executor {printable(executor)}: choose local or ray")
@@ -154,21 +236,28 @@ def run(
     provider = _provider(driver, provider, models)
     for name in models:
         engine.preflight(name, provider)
+    # the first sandbox is launched now, to boot while the runner and the report load
+    sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
+        t.check_type == "tests" for t in chosen)))
+    sandboxes.warm()
+    from benchrig.report import render
+    from benchrig.runner import Overrides
+
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     settings_file = load_config(config)
     plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
     if not plan:
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
-                        tuple(pass_env or ()), confinement,
+                        tuple(pass_env or ()), sandboxes,
                         Matrix(jobs, resume, retry_errors, stored(label) if label else None,
                                executor, ray_address))
     if not results:  # resumed, and every attempt already had its result
         return
-    typer.echo("")
-    typer.echo(render(results, "table"), nl=False)
+    echo("")
+    echo(render(results, "table"), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
-        raise typer.Exit(1)
+        raise Exit(1)
 
 
 def _provider(driver: str, provider: str | None, models: list[str]) -> str | None:
@@ -229,12 +318,11 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, d
 
 def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
               provider: str | None, overrides: Overrides, settings_file: Config,
-              out_dir: Path, pass_env: tuple[str, ...], confinement: Confinement | None,
+              out_dir: Path, pass_env: tuple[str, ...], sandboxes: SandboxPool,
               how: Matrix) -> list[dict[str, Any]]:
     """The plan's attempts run by the executor (see benchrig/execute), each verdict line
     printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
     of how far it got and how to resume, exit 130."""
-    from benchrig import sandbox
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
     from benchrig.execute.plan import attempt_specs
@@ -253,8 +341,11 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
         if how.resume:
             specs = _resumed(specs, out_dir, how.retry_errors)
             if not specs:
+                sandboxes.close()
                 return results
-        with RunProgress(len(specs)) as bar, sandbox.SandboxPool(confinement) as sandboxes:
+        sandboxes.expect(sum(spec.task.check_type == "tests" for spec in specs)
+                         if how.executor == "local" else 0)
+        with RunProgress(len(specs)) as bar, sandboxes:
             def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
                 return slot.in_flight, perform(spec, slot, engine, sandboxes)
 
@@ -271,7 +362,7 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                     return
                 r = attempt.result
                 bar.advance(r["result"])
-                typer.echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
+                echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
                 results.append(r)
 
             def watch(spec: AttemptSpec) -> AttemptLine:
@@ -292,7 +383,7 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 again = _resume_command()
                 info(f"interrupted after {bar.done}/{len(specs)}"
                      + (f"; resume with {again}" if again else ""))
-                raise typer.Exit(130) from None
+                raise Exit(130) from None
     return results
 
 
@@ -367,27 +458,27 @@ def _require(note: str | None, required: bool) -> None:
 
 @app.command(short_help="Check task files against the task schema.")
 def validate(
-    paths_: Annotated[list[str] | None, typer.Argument(metavar="[PATHS]...",
+    paths_: Annotated[list[str] | None, Argument(metavar="[PATHS]...",
         help="Task files, ids or folders (default: tasks/).")] = None,
 ) -> None:
     """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
     loaded = _tasks(paths_ or [])
-    typer.echo(f"{len(loaded)} task(s) valid")
+    echo(f"{len(loaded)} task(s) valid")
 
 
 # The filters of summary, compare and report (benchrig/report/select.py).
-Models = Annotated[list[str] | None, typer.Option("--model", "-m",
+Models = Annotated[list[str] | None, Option("--model", "-m",
     help="Only results of this model (repeatable).")]
-Suites = Annotated[list[str] | None, typer.Option("--suite", "-s",
+Suites = Annotated[list[str] | None, Option("--suite", "-s",
     help="Only results of this suite (repeatable).")]
-Labels = Annotated[list[str] | None, typer.Option("--label",
+Labels = Annotated[list[str] | None, Option("--label",
     help="Only results run with this --label (repeatable).")]
-Since = Annotated[str | None, typer.Option("--since", metavar="DATE",
+Since = Annotated[str | None, Option("--since", metavar="DATE",
     help="Only results started at or after DATE: 2026-11-30 or 2026-11-30T17:00Z (UTC "
          "unless a zone is given).")]
-Drivers = Annotated[list[str] | None, typer.Option("--driver", "--agent", "-d",
+Drivers = Annotated[list[str] | None, Option("--driver", "--agent", "-d",
     help="Only results of this driver or agent (repeatable).")]
-ResultPaths = Annotated[list[Path] | None, typer.Argument(metavar="[PATHS]...",
+ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
     help="Result files or folders (default: results/).")]
 
 
@@ -408,7 +499,7 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     if not results:
         error("no results to summarize" if not loaded.results else
               f"none of the {len(loaded.results)} results matches the filters")
-        raise typer.Exit(1)
+        raise Exit(1)
     changed = changed_tasks(results)
     if changed:
         names = ", ".join(f"{task} ({n} versions)" for task, n in list(changed.items())[:5])
@@ -421,15 +512,15 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
 @app.command(short_help="Per-model table and per-suite scorecards of results.")
 def summary(
     paths_: ResultPaths = None,
-    format_: Annotated[Format, typer.Option("--format", "-f",
+    format_: Annotated[Format, Option("--format", "-f",
         help="table (text), markdown (the report), csv (one row per model) or json (figures "
              "with n, intervals and methods).")] = "table",
-    table_only: Annotated[bool, typer.Option("--table-only",
+    table_only: Annotated[bool, Option("--table-only",
         help="Only the per-model table, without the scorecards.")] = False,
-    by: Annotated[View, typer.Option("--by",
+    by: Annotated[View, Option("--by",
         help="model (the per-model table and scorecards) or task (a task × model table of "
              "pass counts).")] = "model",
-    per_attempt: Annotated[bool, typer.Option("--per-attempt",
+    per_attempt: Annotated[bool, Option("--per-attempt",
         help="With --format csv: one row per attempt instead of per model.")] = False,
     model: Models = None, suite: Suites = None, label: Labels = None, since: Since = None,
     driver: Drivers = None,
@@ -446,17 +537,17 @@ def summary(
     if per_attempt and format_ != "csv":
         raise UsageError("--per-attempt is a CSV of the attempts: use it with --format csv")
     results = _results(paths_, model, suite, label, since, driver)
-    typer.echo(render(results, format_, table_only, by, per_attempt), nl=False)
+    echo(render(results, format_, table_only, by, per_attempt), nl=False)
 
 
 @app.command(short_help="Compare two models or configurations, paired by task.")
 def compare(
-    a: Annotated[str, typer.Argument(metavar="A",
+    a: Annotated[str, Argument(metavar="A",
         help="Side A: a model, a --label, or model@agent.")],
-    b: Annotated[str, typer.Argument(metavar="B", help="Side B, named as A.")],
+    b: Annotated[str, Argument(metavar="B", help="Side B, named as A.")],
     paths_: ResultPaths = None,
     suite: Suites = None, since: Since = None,
-    format_: Annotated[CompareFormat, typer.Option("--format", "-f", help="table (text) or json.")
+    format_: Annotated[CompareFormat, Option("--format", "-f", help="table (text) or json.")
                        ] = "table",
 ) -> None:
     """Compare A with B, paired by task: pass-rate difference with its 95% interval over
@@ -468,13 +559,13 @@ def compare(
         raise UsageError(f"--format {format_!r}: choose table or json")
     found = comparing.compare(_results(paths_, None, suite, None, since, None), a, b)
     render = comparing.render_json if format_ == "json" else comparing.render_text
-    typer.echo(render(found), nl=False)
+    echo(render(found), nl=False)
 
 
 @app.command(short_help="Write a self-contained HTML report of results.")
 def report(
     paths_: ResultPaths = None,
-    html: Annotated[Path, typer.Option("--html", metavar="FILE",
+    html: Annotated[Path, Option("--html", metavar="FILE",
         help="Where the report goes: one self-contained HTML file (no network needed).")
                     ] = Path("report.html"),
     model: Models = None, suite: Suites = None, label: Labels = None, since: Since = None,
@@ -490,19 +581,19 @@ def report(
     given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
     write_atomic(html, render_html(build(results), "; ".join(given)))
-    typer.echo(f"{html} ({len(results)} results)")
+    echo(f"{html} ({len(results)} results)")
 
 
 @app.command(short_help="Serve the embedded model over an OpenAI API.")
 def serve(
-    model: Annotated[str, typer.Option("--model", "-m",
+    model: Annotated[str, Option("--model", "-m",
         help="smollm2 or the path to a .gguf file.")] = "smollm2",
-    port: Annotated[int | None, typer.Option(help="Port on 127.0.0.1 (default: a free one).")
+    port: Annotated[int | None, Option(help="Port on 127.0.0.1 (default: a free one).")
                     ] = None,
-    context_size: Annotated[int, typer.Option(min=256, help="Context window.")] = 8192,
-    threads: Annotated[int | None, typer.Option(min=1,
+    context_size: Annotated[int, Option(min=256, help="Context window.")] = 8192,
+    threads: Annotated[int | None, Option(min=1,
         help="CPU threads. [default: every usable core but one]")] = None,
-    chat_format: Annotated[str, typer.Option(help="llama-cpp-python chat format.")] = "chatml",
+    chat_format: Annotated[str, Option(help="llama-cpp-python chat format.")] = "chatml",
 ) -> None:
     """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
     import signal
@@ -517,7 +608,7 @@ def serve(
                                          threads=threads, chat_format=chat_format))
     info(f"starting {server.model_path.name} on 127.0.0.1:{server.port} …")
     with server:
-        typer.echo(server.base_url)
+        echo(server.base_url)
         info(f"serving model {server.alias!r} at {server.base_url} "
              f"({server.threads} threads, chat format {chat_format}); Ctrl-C stops it")
         assert server.proc is not None
@@ -527,7 +618,7 @@ def serve(
             info("stopping")
             return
     error(f"the server stopped by itself (exit code {code})")
-    raise typer.Exit(1)
+    raise Exit(1)
 
 
 @app.command("list")
@@ -536,16 +627,50 @@ def list_() -> None:
     from benchrig.drivers import known
 
     for task in _tasks([]):
-        typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
-    typer.echo(f"\ndrivers: {', '.join(known())}")
+        echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
+    echo(f"\ndrivers: {', '.join(known())}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: BenchRig's own errors become one clear message and exit 2."""
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: BenchRig's own errors become one clear message and exit 2. Without
+    `argv` it is the program itself and ends the process (`as_program`); given `argv`, it
+    raises SystemExit like any command."""
+    if argv is None:
+        as_program(lambda: _command(None))
+    _command(argv)
+
+
+def _command(argv: list[str] | None) -> NoReturn:
     options = _plain_summary(sys.argv[1:] if argv is None else argv)
     if options is not None:
         guarded(lambda: _as_typer_invokes(lambda: summary(**options)))
     guarded(lambda: app(args=argv, standalone_mode=False))
+
+
+def as_program(command: Callable[[], NoReturn]) -> NoReturn:
+    """Run `command` as the process's last act. At its SystemExit everything registered to
+    run at exit runs and stdout and stderr are flushed, then the process ends at once:
+    the interpreter's own teardown (freeing ~460 modules one by one, a last collection)
+    took 50–70 ms after the last line was written. A thread still at work (not a daemon),
+    a flush that fails or an exit code that is not a number leave it to the usual exit."""
+    import atexit
+    import threading
+
+    try:
+        command()
+    except SystemExit as done:
+        code = 0 if done.code is None else done.code
+        if not isinstance(code, int) or any(
+                thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+                if thread is not threading.main_thread()):
+            raise
+        atexit._run_exitfuncs()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            raise done from None
+        os._exit(code)
 
 
 def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
@@ -576,21 +701,22 @@ def _plain_summary(argv: list[str]) -> dict[str, Any] | None:
 def run_parsed(**options: Any) -> NoReturn:
     """`benchrig run` with its options already parsed (scripts/runner.py): the same command,
     the same output and exit codes, without typer's parsing, which builds a pydantic adapter
-    per option (a tenth of a second of start-up)."""
-    guarded(lambda: _as_typer_invokes(lambda: run(**options)))
+    per option (a tenth of a second of start-up). It is the program: it ends the process."""
+    as_program(lambda: guarded(lambda: _as_typer_invokes(lambda: run(**options))))
 
 
 def _as_typer_invokes(command: Callable[[], object]) -> object:
     """What typer does around a command it invokes (standalone_mode=False): Ctrl-C is exit
-    130, end of input an abort, a closed stdout exit 1, typer.Exit its exit code."""
+    130, end of input an abort, a closed stdout exit 1, Exit its exit code."""
     try:
         return command()
-    except EOFError as exc:
-        typer.echo(err=True)
-        raise typer.Abort() from exc
+    except EOFError:
+        echo(err=True)
+        error("aborted")
+        return 130
     except KeyboardInterrupt:
         return 130
-    except typer.Exit as exc:
+    except Exit as exc:
         return exc.exit_code
     except OSError as exc:
         if exc.errno != errno.EPIPE:
@@ -606,17 +732,18 @@ def guarded(command: Callable[[], object]) -> NoReturn:
         code = command()
     except TaskError as exc:
         for problem in exc.problems:
-            typer.echo(printable(problem), err=True)
+            echo(printable(problem), err=True)
         sys.exit(2)
     except BenchRigError as exc:
         error(str(exc))
         sys.exit(2)
-    except typer.Exit as exc:
+    except Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        error("aborted")
-        sys.exit(130)
     except Exception as exc:  # click usage errors carry their own exit code
+        parser = sys.modules.get("typer")  # loaded if typer parsed the command line
+        if parser is not None and isinstance(exc, parser.Abort):
+            error("aborted")
+            sys.exit(130)
         code = getattr(exc, "exit_code", None)
         if code is None:
             raise

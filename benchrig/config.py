@@ -15,7 +15,6 @@ typo never silently falls back to a default.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,6 +111,8 @@ def load_config(path: Path | None = None, cwd: Path | None = None) -> Config:
         path = found
     elif not path.is_file():
         raise UsageError(f"config file not found: {path}")
+    import tomllib  # only when there is a file: most runs have none
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

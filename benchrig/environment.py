@@ -46,10 +46,27 @@ def _gpu() -> str | None:
     return "; ".join(names) or None
 
 
+def os_name() -> str:
+    """What platform.platform() says, without the `uname -p` it starts on Linux (3–18 ms):
+    the processor that would add is the machine again or "unknown", and it drops both."""
+    name = os.uname()
+    if name.sysname != "Linux":
+        return platform.platform()
+    libc, version = platform.libc_ver()
+    text = "-".join(part.strip() for part in
+                    (name.sysname, name.release, name.machine, "with", libc + version) if part)
+    for char, shown in ((" ", "_"), ("/", "-"), ("\\", "-"), (":", "-"), (";", "-"),
+                        ('"', "-"), ("(", "-"), (")", "-"), ("unknown", "")):
+        text = text.replace(char, shown)
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text.rstrip("-")
+
+
 @cache
 def machine() -> dict[str, Any]:
     return {
-        "os": platform.platform(),
+        "os": os_name(),
         "python": platform.python_version(),
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from benchrig.core.errors import ResultError, UsageError
 from benchrig.schemas import problems
 
@@ -118,6 +116,8 @@ def _parsed(file: Path) -> Any:
     error. orjson reads it 2-3 times faster; where it would read it otherwise (an integer
     beyond 64 bits) or not at all (NaN, 1e400, a lone surrogate, a byte-order mark, not
     UTF-8, not JSON), json reads the file instead."""
+    import orjson  # here: writing a result needs none of it (a few ms of start-up)
+
     data = file.read_bytes()
     if not _long_whole_number(data):
         try:

@@ -312,7 +312,9 @@ def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
             progress: Progress | None = None, pass_env: tuple[str, ...] = (),
             sandboxes: SandboxPool | None = None) -> Produced:
     """Run `task` once: its result and transcript, not yet validated nor written."""
-    load_checks()  # before the driver: an agent must not be able to change the judge
+    # before the driver: an agent must not be able to change the judge (a replay runs
+    # nothing: of the built-in checks it needs only its own)
+    load_checks({task.check_type} if driver.kind == "replay" and task.check_type else None)
     messages = render(task, "agent" if driver.kind == "agent" else "chat")
     # the attempt's one deadline: the driver's phases and the checking all spend from it
     deadline = Deadline(settings.timeout_s)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Mapping
-from importlib.metadata import entry_points
+import os
+import sys
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from benchrig.core.check import Check
@@ -40,7 +41,46 @@ BUILTIN = {
 def _plugins() -> dict[str, str]:
     # read once per process: scanning every installed package's metadata costs ~10 ms, and
     # the runner loads the checks before every attempt
+    if not _declared(GROUP):
+        return {}
+    from importlib.metadata import entry_points
+
     return {point.name: point.value for point in entry_points(group=GROUP)}
+
+
+def _declared(group: str) -> bool:
+    """Whether an installed package may declare entry points in `group`. False only when
+    every package folder on sys.path was read and no entry_points.txt names the group,
+    and importlib.metadata could look nowhere else (no zip, no egg, no finder of
+    distributions but the path's): then its import and scan (~25 ms) would find none."""
+    import importlib.machinery
+
+    if any(hasattr(finder, "find_distributions")
+           and finder is not importlib.machinery.PathFinder for finder in sys.meta_path):
+        return True
+    needle = group.encode()
+    for entry in sys.path:
+        folder = entry or "."
+        if os.path.isfile(folder) or folder.endswith(".egg"):
+            return True  # an archive or an egg: importlib.metadata reads those itself
+        try:
+            names = [e.name for e in os.scandir(folder) if e.name.lower().endswith(
+                (".dist-info", ".egg-info", ".egg"))]
+        except OSError:
+            continue  # a folder that is not there holds no package
+        for name in names:
+            path = os.path.join(folder, name)
+            if name.lower().endswith(".egg") or not os.path.isdir(path):
+                return True  # an egg, or package metadata in one file: not read here
+            try:
+                with open(os.path.join(path, "entry_points.txt"), "rb") as handle:
+                    if needle in handle.read():
+                        return True
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return True
+    return False
 
 
 def _target(name: str) -> str | None:
@@ -77,12 +117,16 @@ def get_check(name: str) -> Check:
     return found
 
 
-def load_checks() -> dict[str, Check]:
-    """Every known check, imported and preloaded (the sandbox's child program for `tests`).
+def load_checks(builtins: Collection[str] | None = None) -> dict[str, Check]:
+    """Every known check, imported and preloaded (the sandbox's child program for `tests`);
+    of the built-in ones only those in `builtins`, when given (every plugin all the same:
+    one that cannot load stops a run before anything runs, never skipped unseen).
     The runner calls this before any driver runs, so nothing an agent changes on disk
-    afterwards can alter how answers are judged (the hidden tests were read into memory when
-    the task was loaded)."""
-    checks = {name: get_check(name) for name in known_checks()}
+    afterwards can alter how answers are judged (the hidden tests were read into memory
+    when the task was loaded)."""
+    names = [name for name in known_checks()
+             if builtins is None or name not in BUILTIN or name in builtins]
+    checks = {name: get_check(name) for name in names}
     for found in checks.values():
         found.preload()
     return checks

@@ -37,7 +37,7 @@ from benchrig.sandbox import (
 )
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
-SOLUTION_MODULE = "solution.py"
+SOLUTION_MODULE = sandbox.MODULE_FILE  # the file the pool launches its first spares for
 
 
 @dataclass(frozen=True)

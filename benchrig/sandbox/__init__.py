@@ -7,7 +7,7 @@ them, the next one ahead of time; `proxy` is module `solution` as the hidden tes
 
 from benchrig.sandbox.codec import BoundaryError
 from benchrig.sandbox.confinement import DEGRADED, FULL, NONE, Confinement, detect, warning
-from benchrig.sandbox.pool import SandboxPool
+from benchrig.sandbox.pool import MODULE_FILE, SandboxPool
 from benchrig.sandbox.process import (
     CandidateFailure,
     CandidateProcess,
@@ -17,6 +17,6 @@ from benchrig.sandbox.process import (
 )
 from benchrig.sandbox.proxy import MODULE, RemoteModule, Session, read_exports
 
-__all__ = ["DEGRADED", "FULL", "MODULE", "NONE", "BoundaryError", "CandidateFailure",
+__all__ = ["DEGRADED", "FULL", "MODULE", "MODULE_FILE", "NONE", "BoundaryError", "CandidateFailure",
            "CandidateProcess", "CandidateTimeout", "Confinement", "Limits", "RemoteModule",
            "SandboxPool", "Session", "child_source", "detect", "read_exports", "warning"]

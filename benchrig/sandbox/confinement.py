@@ -26,6 +26,7 @@ from pathlib import Path
 
 from benchrig import trusted
 from benchrig.core.errors import SandboxError
+from benchrig.sandbox import proof
 
 FULL, DEGRADED, NONE = "full", "degraded", "none"
 SANDBOX_DIR = "/sandbox"  # the candidate's folder as it sees it under bubblewrap
@@ -401,8 +402,19 @@ def children_of(pid: int) -> list[int]:
     return kids
 
 
+BINARY_READ_MAX = 16 * 1024 * 1024
+
+
 def _bwrap_flags(bwrap: str) -> tuple[str, ...]:
-    """Optional hardening this bubblewrap supports (nested user namespaces: 0.8+)."""
+    """Optional hardening this bubblewrap supports (nested user namespaces: 0.8+). Read in
+    its binary, which holds the option's name as its parser compares it, so detection
+    starts bubblewrap once, for the trial; only a binary without it is asked for --help."""
+    try:
+        with open(bwrap, "rb") as handle:
+            if b"--disable-userns\0" in handle.read(BINARY_READ_MAX):
+                return ("--disable-userns",)
+    except OSError:
+        pass
     try:
         text = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10,
                               check=False).stdout
@@ -437,7 +449,10 @@ def _trial(conf: Confinement) -> str | None:
 
 @functools.cache
 def detect() -> Confinement:
-    """The strongest confinement that actually works here (tried once, then cached)."""
+    """The strongest confinement that actually works here (tried once, then cached): the
+    whole of it in one trial, or none when an earlier process proved it on this machine as
+    it is now (benchrig.sandbox.proof); when the trial fails, the uid switch alone and then
+    the namespaces, to say which part fell short."""
     interpreter = _interpreter()
     reasons: list[str] = []
     root = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -459,6 +474,13 @@ def detect() -> Confinement:
         dedicated_uid=root and setpriv is not None, bwrap=bwrap, setpriv=setpriv,
         bwrap_flags=_bwrap_flags(bwrap) if bwrap else (), uid_block=uid_block(),
         reasons=tuple(reasons))
+    if conf.level == FULL:
+        key = proof.machine_key(interpreter, bwrap, setpriv, conf.bwrap_flags)
+        if proof.proven(key):
+            return conf  # tried by an earlier process on this very machine state
+        if _trial(conf) is None:  # the usual case: one trial proves uid and namespaces
+            proof.remember(key)
+            return conf
     if conf.dedicated_uid and (why := _trial(conf.without_namespaces())) is not None:
         conf = conf.without_dedicated_uid(f"switching to a dedicated uid failed: {why}")
     if conf.namespaces and (why := _trial(conf)) is not None:

@@ -20,6 +20,8 @@ from benchrig.core.errors import SandboxError
 from benchrig.sandbox.confinement import Confinement, detect
 from benchrig.sandbox.process import Box, CandidateProcess, Limits
 
+MODULE_FILE = "solution.py"  # the candidate's module, as the coding checks name it
+
 
 def start(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
     """Launch a sandbox now (its hello is read when it is first used)."""
@@ -79,13 +81,17 @@ class SandboxPool:
     here (`detect()`, tried when first needed) and `Limits()`. With `prestart`, whenever a
     sandbox is taken its replacement is launched at once, so it boots while the attempt
     that took the last one runs (back to back, the next attempt finds it ready); `depth`
-    spares are kept per module file. Without `prestart`, every sandbox starts cold. Close
+    spares are kept per module file. Without `prestart`, every sandbox starts cold. A run
+    that knows how many sandboxes it will take says so (`expected`): no spare is launched
+    beyond them (a take past them starts cold), and entering the pool (or `warm`) launches
+    the first spare of MODULE_FILE at once, to boot while the run goes on. Close
     the pool (or use it as a context manager) to stop its spares; one left open is closed
     at exit.
     """
 
     def __init__(self, confinement: Confinement | None = None, limits: Limits | None = None,
-                 *, prestart: bool = True, depth: int = 1) -> None:
+                 *, prestart: bool = True, depth: int = 1, expected: int | None = None
+                 ) -> None:
         self._confinement = confinement
         self.limits = limits or Limits()
         self.prestart = prestart
@@ -97,6 +103,7 @@ class SandboxPool:
         self._launches: list[threading.Event] = []  # background launches not yet done
         self._closed = False
         self._at_exit = False
+        self._expected = expected  # takes still to come, when known
 
     @property
     def confinement(self) -> Confinement:
@@ -118,20 +125,40 @@ class SandboxPool:
                 taken = spare
                 break
             discard(spare)  # it died waiting (killed from outside): never hand that out
+        with self._lock:
+            if self._expected is not None:
+                self._expected = max(0, self._expected - 1)
+        self.warm(module_file)
+        return taken
+
+    def warm(self, module_file: str = MODULE_FILE) -> None:
+        """Launch the spares `module_file` wants, in the background (nothing if none)."""
         if self._wanted(module_file):
             done = in_background(lambda: self.replenish(module_file))
             with self._lock:
                 self._launches = [*(e for e in self._launches if not e.is_set()), done]
-        return taken
+
+    def expect(self, takes: int) -> None:
+        """How many sandboxes the run will still take: spares are launched up to that."""
+        with self._lock:
+            self._expected = takes
+        self.warm()
 
     def _wanted(self, module_file: str) -> bool:
         # Without a uid of its own a candidate could tamper with a spare of its own uid (and
         # so with the next attempt): such sandboxes start cold, after the last one is swept.
-        if not self.prestart or self._closed or not self.confinement.dedicated_uid:
+        if not self.prestart or self._closed:
             return False
         with self._lock:
-            have = len(self._spares.get(module_file) or ()) + self._launching.get(module_file, 0)
-        return have < self.depth
+            if self._room(module_file) <= 0:
+                return False
+        return self.confinement.dedicated_uid
+
+    def _room(self, module_file: str) -> int:
+        """How many more spares of `module_file` to launch (the lock held)."""
+        have = len(self._spares.get(module_file) or ()) + self._launching.get(module_file, 0)
+        wanted = self.depth if self._expected is None else min(self.depth, self._expected)
+        return wanted - have
 
     def replenish(self, module_file: str) -> None:
         """Have `depth` spares ready or on their way (nothing when cold or closed)."""
@@ -139,9 +166,7 @@ class SandboxPool:
             return
         while True:
             with self._lock:
-                have = (len(self._spares.get(module_file) or ())
-                        + self._launching.get(module_file, 0))
-                if self._closed or have >= self.depth:
+                if self._closed or self._room(module_file) <= 0:
                     return
                 self._launching[module_file] = self._launching.get(module_file, 0) + 1
             spare: CandidateProcess | None = None
@@ -187,6 +212,8 @@ class SandboxPool:
             discard(proc)
 
     def __enter__(self) -> SandboxPool:
+        if self._expected:
+            self.warm()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,

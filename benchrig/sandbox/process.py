@@ -11,6 +11,7 @@ candidate kills all it started and checks that nothing is left.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
@@ -19,13 +20,15 @@ import os
 import select
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from benchrig.core.errors import SandboxError
-from benchrig.sandbox import child, codec, confinement
+from benchrig.sandbox import child, codec, confinement, proof
 from benchrig.sandbox.confinement import Confinement
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -113,27 +116,70 @@ def child_source() -> str:
 
 
 BOOT = "import marshal,sys;exec(marshal.loads(bytes.fromhex(sys.argv.pop(1))))"
+COMPILER = ("import marshal,sys;sys.stdout.write(marshal.dumps(compile("
+            "sys.argv[1],'sandbox_child','exec')).hex())")
 _PROGRAMS: dict[str, list[str]] = {}
+_COMPILING: dict[str, tuple[subprocess.Popen[bytes], IO[bytes]]] = {}
+_SOURCE_ONCE: set[str] = set()  # interpreters whose first sandbox got the source
+_PROGRAMS_LOCK = threading.Lock()
 
 
 def child_program(interpreter: str) -> list[str]:
-    """Arguments that run the child: its code compiled once, by the interpreter that runs it.
+    """Arguments that run the child: its code compiled by the interpreter that runs it,
+    once that is ready, else its source.
 
-    Compiling ~18 KB of source costs every start several milliseconds; unmarshalling the
+    Compiling ~20 KB of source costs every start several milliseconds; unmarshalling the
     code object costs a fraction of one. Bytecode is version-specific, hence compiled by
-    that interpreter; if that fails, the source is passed as it is.
+    that interpreter, in a process of its own started with the second sandbox (a run of
+    one attempt never needs it; the first sandboxes compile the source themselves, sooner
+    than that process would start). If compiling fails, the source is passed as it is.
     """
-    if interpreter not in _PROGRAMS:
-        source = child_source()
-        compiler = ("import marshal,sys;sys.stdout.write(marshal.dumps(compile("
-                    "sys.stdin.read(),'sandbox_child','exec')).hex())")
+    with _PROGRAMS_LOCK:  # the launcher thread and a cold start may ask at once
+        return _child_program(interpreter)
+
+
+def _child_program(interpreter: str) -> list[str]:
+    if interpreter in _PROGRAMS:
+        return _PROGRAMS[interpreter]
+    source = ["-c", child_source()]
+    if interpreter not in _COMPILING:
+        if interpreter not in _SOURCE_ONCE:
+            _SOURCE_ONCE.add(interpreter)
+            return source
+        # a file: a pipe would fill up before anyone reads it; closed when it is read
+        output = tempfile.TemporaryFile()  # noqa: SIM115
         try:
-            done = subprocess.run([interpreter, "-I", "-S", "-c", compiler], input=source,
-                                  capture_output=True, text=True, timeout=60, check=True)
-            _PROGRAMS[interpreter] = ["-c", BOOT, done.stdout.strip()]
-        except (OSError, subprocess.SubprocessError):
-            _PROGRAMS[interpreter] = ["-c", source]
+            job = subprocess.Popen([interpreter, "-I", "-S", "-c", COMPILER, child_source()],
+                                   stdin=subprocess.DEVNULL, stdout=output,
+                                   stderr=subprocess.DEVNULL)
+        except OSError:
+            output.close()
+            _PROGRAMS[interpreter] = source
+            return source
+        if not _COMPILING:
+            atexit.register(_end_compiling)
+        _COMPILING[interpreter] = (job, output)
+        return source
+    job, written = _COMPILING[interpreter]
+    if job.poll() is None:
+        return source
+    del _COMPILING[interpreter]
+    with written:
+        written.seek(0)
+        compiled = written.read().decode("ascii", "replace").strip()
+    _PROGRAMS[interpreter] = ["-c", BOOT, compiled] if job.returncode == 0 and compiled \
+        else source
     return _PROGRAMS[interpreter]
+
+
+def _end_compiling() -> None:
+    """At exit: a compiler still running is stopped and reaped (it leaves nothing behind)."""
+    for job, output in _COMPILING.values():
+        with contextlib.suppress(OSError):
+            job.kill()
+        job.wait()
+        output.close()
+    _COMPILING.clear()
 
 
 class Output:
@@ -262,6 +308,7 @@ class CandidateProcess:
             for fd in (self._to_child, self._from_child, self._control, out_r, err_r):
                 if fd is not None:
                     os.close(fd)
+            proof.forget()
             raise SandboxError(f"cannot start the sandbox: {exc}") from None
         finally:
             for fd in (*passed, out_w, err_w):
@@ -289,6 +336,7 @@ class CandidateProcess:
                 raise ValueError("not a hello")
         except (CandidateFailure, ValueError) as exc:
             self.stop()
+            proof.forget()  # the next process tries the confinement again
             why = self.stderr.text().strip() or str(exc)
             raise SandboxError(f"the sandbox did not start: {why[-2000:]}") from None
         said = dict(hello["hello"])
@@ -300,6 +348,7 @@ class CandidateProcess:
             problem = f"its pid is {pid}: it is not in a pid namespace of its own"
         if problem is not None:  # the confinement is not what it claims: no candidate runs
             self.stop()
+            proof.forget()
             raise SandboxError(f"the sandbox is not confined as expected: {problem}")
         return said
 

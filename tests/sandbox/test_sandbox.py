@@ -235,6 +235,22 @@ def test_a_sandbox_stopped_before_it_has_started_its_pid_1_stops_at_once() -> No
             assert proc.box.uid not in confinement.live_processes().values()
 
 
+def test_a_pool_told_how_many_sandboxes_a_run_takes_launches_that_many_and_no_more(
+        lru: TaskSpec) -> None:
+    # `benchrig run` knows its attempts: the first sandbox boots while the first driver
+    # runs, and none is launched after the last attempt only to be stopped at exit.
+    if not confinement.detect().dedicated_uid:
+        pytest.skip("spares need a dedicated uid")
+    with SandboxPool(expected=2) as pool:
+        (first,) = pool.spares()  # launched on entering the pool, before any take
+        results = [run_tests(lru, GOOD, pool)]
+        (second,) = pool.spares()  # the replacement for the one more attempt expected
+        results.append(run_tests(lru, GOOD, pool))
+        assert pool.spares() == []  # nothing after the last one
+    assert all(r.all_passed for r in results)
+    assert [r.sandbox["uids"] for r in results] == [[first.box.uid], [second.box.uid]]
+
+
 def custom_task(tmp_path: Path, tests: str, timeout_s: float = 1.0) -> TaskSpec:
     (tmp_path / "custom.md").write_text(
         "---\nid: custom\nsuite: coding\nlanguage: python\ndifficulty: easy\ntags: [t]\n"
