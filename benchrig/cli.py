@@ -240,6 +240,12 @@ def run(
     sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
         t.check_type == "tests" for t in chosen)))
     sandboxes.warm()
+    from benchrig.checks import load_checks
+
+    # every check this run needs loads before anything runs or is written: a plugin that
+    # cannot load stops the run here (the runner's own call, before each driver, is cached)
+    load_checks({t.check_type for t in chosen if t.check_type}
+                if engine.kind == "replay" else None)
     from benchrig.report import render
     from benchrig.runner import Overrides
 

@@ -138,7 +138,8 @@ def test_installed_packages_metadata_is_read_only_when_one_declares_a_check(
                               cwd=ROOT, timeout=120, check=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT), **extra})
         runs[name] = done.stdout.strip()
-    builtins = ["choices", "declension", "exact_or_contains", "final_answer", "regex",
-                "summary", "tests"]
+    from benchrig.checks import BUILTIN
+
+    builtins = sorted(BUILTIN)
     assert runs["bare"] == f"{builtins} False"
     assert runs["plugin"] == f"{sorted([*builtins, 'shout'])} True"
