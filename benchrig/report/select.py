@@ -70,9 +70,12 @@ def selected(results: list[Result], filters: Filters) -> list[Result]:
 
 def settings_key(result: Result) -> SettingsKey:
     """What a row is keyed on beside model and agent: the outcome-changing settings and the
-    `--label` (results written before labels existed have none)."""
+    `--label` (results written before labels existed have none). The settings asked for
+    (`<name>_requested`), not those a runtime confirmed: an attempt that failed before
+    anything was sent confirms none, and still belongs to its experiment's row."""
     settings = result["settings"]
-    return (*(settings.get(name) for name in OUTCOME_SETTINGS), result.get("label"))
+    return (*(settings.get(f"{name}_requested", settings.get(name))
+              for name in OUTCOME_SETTINGS), result.get("label"))
 
 
 def _shown(value: Any) -> str:
