@@ -32,6 +32,7 @@ BUILTIN = {
     "declension": "benchrig.checks.polish:check_declension",
     "choices": "benchrig.checks.polish:check_choices",
     "summary": "benchrig.checks.polish:check_summary",
+    "needle": "benchrig.checks.needle:check_needle",
 }
 
 
