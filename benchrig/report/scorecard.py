@@ -18,11 +18,15 @@ from benchrig.attempts import run_order
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
+from benchrig.report.context import ContextFigures, context_figures
 from benchrig.report.grouping import Group
 from benchrig.suites import COMPOSITE, SUITES
 from benchrig.textsafe import label
 
 Result = dict[str, Any]
+# Suites scored by their checks, not by whole tasks: coding by assertion, context by window
+# (context_retrieval_pct: the share of windows whose needle was found).
+BY_CHECKS = ("coding", "context")
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class SuiteCard:
     avg_output_tokens: float | None = None
     speed: tuple[SpeedFigures, ...] = ()
     deterministic: bool = False
+    context: ContextFigures | None = None
 
     @property
     def rate(self) -> float | None:
@@ -91,11 +96,11 @@ class SuiteCard:
         other answer-scored suites at task level; speed and tool use have none."""
         if self.suite not in COMPOSITE:
             return None
-        return self.checks_rate if self.suite == "coding" else self.rate
+        return self.checks_rate if self.suite in BY_CHECKS else self.rate
 
     @property
     def score_span(self) -> Span | None:
-        return self.checks_span if self.suite == "coding" else self.rate_span
+        return self.checks_span if self.suite in BY_CHECKS else self.rate_span
 
     @property
     def thinking_share(self) -> float | None:
@@ -231,6 +236,7 @@ def suite_card(suite: str, results: list[Result],
         avg_output_tokens=mean_metric((r["metrics"] for r in results), "output_tokens"),
         speed=speed_figures(results) if suite == "speed" else (),
         deterministic=all_greedy(results, len(runs)),
+        context=context_figures(results) if suite == "context" else None,
     )
 
 
@@ -243,7 +249,7 @@ def _composite_span(results: list[Result], suites: tuple[str, ...],
     count = max((len(runs) for runs in per_suite.values()), default=0)
     values = []
     for k in range(count):
-        scores = [(_checks_rate if s == "coding" else _rate)(runs[k])
+        scores = [(_checks_rate if s in BY_CHECKS else _rate)(runs[k])
                   for s, runs in per_suite.items() if k < len(runs)]
         mean = mean_known(scores)
         if mean is not None:
