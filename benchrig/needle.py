@@ -3,6 +3,7 @@ one step: filler cut to a token target, the needle on a sentence boundary at a d
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -36,6 +37,10 @@ class TokenCounter:
     method: str  # "tokenizer" (the model's own), "server tokenizer", "estimate"
     detail: str  # what exactly was counted, for the result
     whole_prompt: bool
+    # The tokens of each word of a text (each with its leading space), where one call can
+    # say it cheaply (an in-process tokenizer): the fill then moves word by word between
+    # two whole counts. None where the words do not split cleanly.
+    word_tokens: Callable[[list[str]], list[int] | None] | None = None
 
 
 def estimate_counter() -> TokenCounter:
@@ -134,19 +139,29 @@ class Filler:
 
     words: tuple[str, ...]
     ends: tuple[int, ...]  # word counts at which a sentence of one cycle ends
+    offsets: tuple[int, ...]  # characters before word i of a cycle (single spaces)
 
     @staticmethod
+    @functools.cache
     def of(text: str) -> Filler:
         words: list[str] = []
         ends: list[int] = []
         for sentence in SENTENCE.findall(" ".join(text.split())):
             words.extend(sentence.split())
             ends.append(len(words))
-        return Filler(tuple(words), tuple(ends))
+        offsets = [0]
+        for word in words:
+            offsets.append(offsets[-1] + len(word) + 1)
+        return Filler(tuple(words), tuple(ends), tuple(offsets))
 
     def take(self, n: int) -> list[str]:
         cycle = len(self.words)
         return list(self.words) * (n // cycle) + list(self.words[: n % cycle])
+
+    def chars_before(self, k: int) -> int:
+        """Characters before word k of the stream (each word followed by one space)."""
+        cycle = len(self.words)
+        return (k // cycle) * self.offsets[-1] + self.offsets[k % cycle]
 
     def boundaries(self, n: int) -> list[int]:
         """Word counts ≤ n where a sentence ends (0, the start, included)."""
@@ -174,16 +189,11 @@ class NeedlePrompt:
 def _document(filler: Filler, n: int, needle: str, depth: float) -> tuple[str, int]:
     """The first n filler words with the needle after the sentence end nearest `depth`
     (measured in characters): (document, characters before the needle)."""
-    words = filler.take(n)
-    offsets = [0]
-    for word in words:  # characters before word i, with single spaces between words
-        offsets.append(offsets[-1] + len(word) + 1)
-    total = max(offsets[-1] - 1, 0)
-    boundaries = filler.boundaries(n)
-    chars = [max(offsets[b] - 1, 0) for b in boundaries]  # end of the sentence, before space
+    total = max(filler.chars_before(n) - 1, 0)
     goal = depth * total
-    at = min(range(len(boundaries)), key=lambda i: (abs(chars[i] - goal), i))
-    cut = boundaries[at]
+    cut = min(filler.boundaries(n),
+              key=lambda b: (abs(max(filler.chars_before(b) - 1, 0) - goal), b))
+    words = filler.take(n)
     before, after = " ".join(words[:cut]), " ".join(words[cut:])
     document = " ".join(part for part in (before, needle, after) if part)
     return document, len(before) + (1 if before else 0)
@@ -208,10 +218,21 @@ def build_prompt(scenario: Scenario, window: int, code: int,
 
     base = measure(0)
     best = (0, base[0], base[1])  # the most words found not to overshoot the target
-    sample = len(filler.words)
-    per_word = max((measure(sample)[0] - base[0]) / sample, 0.05)
+    cycle = len(filler.words)
+    words = (counter.word_tokens(list(filler.words)) or []) if counter.word_tokens else []
+    per_word = (max(sum(words) / cycle, 0.05) if words
+                else max((measure(cycle)[0] - base[0]) / cycle, 0.05))
     high: int | None = None  # the fewest words found to overshoot
-    n = max(1, round((target - base[0]) / per_word))
+    if words and sum(words):  # the tokens add up word by word: start at the prediction
+        full, rest = divmod(max(target - base[0], 0), sum(words))
+        n = full * cycle
+        for tokens_of_word in words:
+            if tokens_of_word > rest:
+                break
+            rest, n = rest - tokens_of_word, n + 1
+    else:
+        n = round((target - base[0]) / per_word)
+    n = max(n, 1)
     while base[0] < target and counts < MAX_COUNTS:
         tokens, text, _ = measure(n)
         if tokens <= target:
@@ -222,8 +243,21 @@ def build_prompt(scenario: Scenario, window: int, code: int,
             high = n if high is None else min(high, n)
         if high is not None and high - best[0] <= 1:
             break
-        step = round((target - tokens) / per_word) or (1 if tokens < target else -1)
-        n = max(n + step, best[0] + 1)
+        moved = n
+        if words:  # word by word: tokens add up across words (the tokenizer splits at spaces)
+            guess = tokens
+            while guess < target and guess + words[moved % cycle] <= target:
+                guess, moved = guess + words[moved % cycle], moved + 1
+            while guess > target and moved > 0:
+                moved -= 1
+                guess -= words[moved % cycle]
+            if moved == n and tokens <= target:
+                break  # the next word would overshoot: this is the closest fill
+            if moved == n:
+                words = []  # the words do not add up here: step as without them
+        if moved == n:
+            moved = n + (round((target - tokens) / per_word) or (1 if tokens < target else -1))
+        n = max(moved, best[0] + 1)
         if high is not None:
             n = min(n, high - 1)
     n, tokens, text = best

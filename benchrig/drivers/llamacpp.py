@@ -213,6 +213,21 @@ def _effective(settings: Settings, llm: Any, threads: int, budget: int,
                if budget < settings.max_tokens else {})}
 
 
+def word_tokens(llm: Any, words: list[str]) -> list[int] | None:
+    """How many tokens each word takes after a space, from one tokenization of them all: a
+    token whose text starts with a space starts a word. None when that does not give one
+    count per word (a tokenizer that does not split at spaces)."""
+    tokens = llm.tokenize((" " + " ".join(words)).encode("utf-8"), add_bos=False,
+                          special=False)
+    counts: list[int] = []
+    for token in tokens:
+        if llm.detokenize([token]).startswith(b" ") or not counts:
+            counts.append(1)
+        else:
+            counts[-1] += 1
+    return counts if len(counts) == len(words) else None
+
+
 def _past_training(llm: Any, n_ctx: int) -> DriverError | None:
     """A window past the model's trained context: llama.cpp only warns (its words below) and
     runs positions the model never saw, so a context step there is refused."""
@@ -240,7 +255,8 @@ class LlamaCppDriver:
             return len(render_prompt(llm, messages)[0])
 
         return TokenCounter(count, "tokenizer", f"the model's tokenizer over the whole prompt "
-                            f"(chat format {llm.chat_format})", True)
+                            f"(chat format {llm.chat_format})", True,
+                            lambda words: word_tokens(llm, words))
 
     def preflight(self, model: str, provider: str | None) -> None:
         if importlib.util.find_spec("llama_cpp") is None:

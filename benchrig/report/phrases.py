@@ -81,7 +81,7 @@ def _speed(card: SuiteCard) -> str:
 
 def _context(card: SuiteCard, with_rate: bool) -> str:
     windows = f"{card.checks_passed}/{card.checks_total} windows"
-    text = (f"retrieval {rate_text(card.checks_rate, card.checks_span)} ({windows})"
+    text = (f"context_retrieval_pct {rate_text(card.checks_rate, card.checks_span)} ({windows})"
             if with_rate else windows)
     if card.context is not None:
         text += f" · spill point {card.context.spill}"

@@ -114,8 +114,8 @@ def test_a_window_past_the_trained_context_fails_alone(
         assert [s["passed"] for s in steps_of(result)[:-1]] == [True] * 5
         assert result["result"] == "fail" and result["checks"]["passed"] == 5
     assert ("load", 16384) not in stand_in.log  # refused before anything was loaded
-    line = next(x for x in render(results, "table").splitlines() if "retrieval" in x)
-    assert "retrieval 83.3% [83.3-83.3] (10/12 windows)" in line
+    line = next(x for x in render(results, "table").splitlines() if "context_retrieval_pct" in x)
+    assert "context_retrieval_pct 83.3% [83.3-83.3] (10/12 windows)" in line
 
 
 def test_codes_differ_per_window_and_per_run(
