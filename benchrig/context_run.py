@@ -12,7 +12,6 @@ from types import MappingProxyType
 from typing import Any
 
 from benchrig.checks.judge import judge
-from benchrig.checks.needle import EXPECTED_KEY
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import ERROR_KINDS, DriverError
@@ -24,7 +23,14 @@ from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.core.verdict import CheckDetail, Verdict
 from benchrig.drivers.base import Driver, DriverRequest
 from benchrig.metrics import mean_known
-from benchrig.needle import Scenario, TokenCounter, build_prompt, draw_codes, estimate_counter
+from benchrig.needle import (
+    EXPECTED_KEY,
+    Scenario,
+    TokenCounter,
+    build_prompt,
+    draw_codes,
+    estimate_counter,
+)
 from benchrig.textsafe import printable, stored, type_name
 
 WARMUP: tuple[Message, ...] = ({"role": "user", "content": "Reply with OK."},)

@@ -17,6 +17,8 @@ DEFAULT_NEEDLE = "The secret access code is {code}."
 DEFAULT_INSTRUCTION = ("What is the secret access code stated in the text above? Reply with "
                        "the number only.")
 DEFAULT_EXPECTED = "{code}"
+# Where a step's expected answer (the template, filled) reaches its check: task.check[...]
+EXPECTED_KEY = "step_expected"
 CHARS_PER_TOKEN = 4  # the specification's estimate where no tokenizer is reachable
 CODE_LOW, CODE_HIGH = 100_000, 999_999  # six digits: never a year, never a small count
 MAX_COUNTS = 12  # prompts counted per step while fitting the fill to its target

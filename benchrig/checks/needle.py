@@ -14,10 +14,9 @@ from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import CheckDetail, Verdict
-from benchrig.needle import Scenario, scenario_problems
+from benchrig.needle import EXPECTED_KEY, Scenario, scenario_problems
 
-# Where the runner puts the step's expected answer (the scenario's template, filled).
-EXPECTED_KEY = "step_expected"
+__all__ = ["EXPECTED_KEY", "check_needle", "found"]
 EXCERPT_CHARS = 200
 
 
