@@ -24,7 +24,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Ran, dict[str, Any], 
     folder = tmp_path_factory.mktemp("results")
     with EmbeddedServer(ServerConfig(context_size=8192, threads=1)) as server:
         done = benchrig("run", "--suite", "context", "--model", "smollm2", "--driver",
-                        "openai", "--provider", server.base_url, results_dir=folder)
+                        "openai", "--provider", server.base_url, results_dir=folder,
+                        timeout=3600)
     results = []
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
