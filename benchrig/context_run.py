@@ -165,8 +165,13 @@ def run_step(task: TaskSpec, driver: Driver, base: DriverRequest, scenario: Scen
         assert output is not None
         step_task = replace(task, check=MappingProxyType({**task.check,
                                                           EXPECTED_KEY: expected}))
-        verdict = judge(step_task, output.transcript, settings,
-                        CheckContext(request.deadline, None))
+        try:
+            verdict = judge(step_task, output.transcript, settings,
+                            CheckContext(request.deadline, None))
+        except Exception as exc:  # BenchRig is broken: this window's record says so
+            error = DriverError("harness", f"checking failed: {type_name(exc)}: "
+                                f"{printable(str(exc))}", phase="checking")
+            verdict = Verdict("fail", notes=f"harness: {error.message}")
         detail = CheckDetail(f"window {window}", verdict.result == "pass", verdict.notes, 0.0)
     record.update(passed=detail.passed, message=detail.message,
                   error=None if error is None else {"kind": error.kind,

@@ -155,16 +155,16 @@ class OpenAIDriver:
         """The server's own tokenizer (llama.cpp `/tokenize`, llama-cpp-python
         `/extras/tokenize`) over the messages' text, or None when it has neither (the chat
         template's tokens are not counted: no standard route renders it)."""
-        root = openai_url(request.provider)
-        server = root.removesuffix("/v1")
+        server = openai_url(request.provider).removesuffix("/v1")
         headers = _headers()
-        http = client(TOKENIZE_TIMEOUT_S, server)
         for path, field in TOKENIZERS:
             url = f"{server}{path}"
 
             def tokens(text: str, url: str = url, field: str = field) -> int:
-                reply = request_json(http, "POST", url, {field: text, "model": request.model},
-                                     headers, timeout_s=TOKENIZE_TIMEOUT_S)
+                with client(TOKENIZE_TIMEOUT_S, url) as http:
+                    reply = request_json(http, "POST", url, {field: text,
+                                                             "model": request.model},
+                                         headers, timeout_s=TOKENIZE_TIMEOUT_S)
                 found = reply.get("tokens")
                 if not isinstance(found, list):
                     raise DriverError("infra", f"{url}: no token list in the answer")
@@ -180,7 +180,6 @@ class OpenAIDriver:
 
             return TokenCounter(count, "server tokenizer", f"{path} over the message text "
                                 "(the chat template's tokens are not counted)", False)
-        http.close()
         return None
 
     def run(self, request: DriverRequest) -> DriverOutput:
