@@ -83,23 +83,32 @@ def test_codes_are_reproducible_from_the_seed_and_distinct() -> None:
     assert SCENARIO.seed_for(3, fresh=999) == 999  # none: drawn anew, recorded
 
 
-def words_counter() -> TokenCounter:
-    """A tokenizer stand-in: one token per word and per punctuation mark."""
+def pieces(text: str) -> int:
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def words_counter(by_word: bool = False) -> TokenCounter:
+    """A tokenizer stand-in: one token per word and per punctuation mark; `by_word`: it also
+    says what each word takes, as the embedded model's tokenizer does."""
 
     def count(messages: list[dict[str, str]]) -> int:
-        return sum(len(re.findall(r"\w+|[^\w\s]", m["content"])) for m in messages)
+        return sum(pieces(m["content"]) for m in messages)
 
-    return TokenCounter(count, "tokenizer", "words", True)
+    def word_tokens(words: list[str]) -> list[int]:
+        return [pieces(w) for w in words]
+
+    return TokenCounter(count, "tokenizer", "words", True, word_tokens if by_word else None)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.floats(0.05, 1.0), st.floats(0.0, 1.0), st.sampled_from([512, 1024, 2048, 8192]),
-       codes, st.sampled_from(["words", "estimate"]))
+       codes, st.sampled_from(["words", "by word", "estimate"]))
 def test_the_needle_sits_on_a_sentence_boundary_at_the_depth(
         fill: float, depth: float, window: int, code: int, counting: str) -> None:
     scenario = Scenario.of({**TASK.frontmatter, "fill_ratio": fill, "needle_depth": depth},
                            TASK.body)
-    counter = words_counter() if counting == "words" else estimate_counter()
+    counter = (estimate_counter() if counting == "estimate"
+               else words_counter(by_word=counting == "by word"))
     prompt = build_prompt(scenario, window, code, counter)
     needle = scenario.needle.replace("{code}", str(code))
     document = prompt.text.rsplit("\n\n", 1)[0]
@@ -120,12 +129,14 @@ def test_the_needle_sits_on_a_sentence_boundary_at_the_depth(
         assert prompt.target_tokens - prompt.counted_tokens <= 3
 
 
-def test_the_fill_hits_the_target_exactly_where_words_allow() -> None:
+@pytest.mark.parametrize("by_word", [False, True])
+def test_the_fill_hits_the_target_exactly_where_words_allow(by_word: bool) -> None:
     for window in (512, 1024, 2048, 4096, 8192):
-        prompt = build_prompt(SCENARIO, window, 123456, words_counter())
+        prompt = build_prompt(SCENARIO, window, 123456, words_counter(by_word))
         assert prompt.target_tokens == round(0.75 * window)
         assert prompt.counted_tokens in (prompt.target_tokens, prompt.target_tokens - 1)
-        assert prompt.counts <= 12
+        # knowing each word's tokens, one whole count (after the empty prompt's) suffices
+        assert prompt.counts <= (2 if by_word else 12)
 
 
 @pytest.mark.parametrize(("change", "problem"), [
