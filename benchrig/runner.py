@@ -14,6 +14,7 @@ from benchrig import __version__
 from benchrig.checks import load_checks
 from benchrig.checks.judge import judge, unjudged
 from benchrig.config import Config
+from benchrig.context_run import context_attempt
 from benchrig.conversation import converse
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
@@ -323,10 +324,13 @@ def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                             hidden_paths=(results_dir, *task.folders), pass_env=pass_env,
                             deadline=deadline)
     started = utc_now()
-    output, error = _driven(driver, request, task)
-    ended = utc_now()
     verdict, check_s = None, None
-    if output is not None:
+    if task.suite == "context":  # every window of the scenario, each judged (context_run)
+        settings, output, error, verdict = context_attempt(task, driver, request)
+    else:
+        output, error = _driven(driver, request, task)
+    ended = utc_now()
+    if output is not None and task.suite != "context":
         verdict, error, check_s = _judged(task, output, settings, deadline, sandboxes,
                                           progress)
     if output is None and error is not None:

@@ -16,6 +16,7 @@ import yaml
 from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TaskSpec
+from benchrig.needle import filler_problems
 from benchrig.paths import tasks_dir
 from benchrig.schemas import problems as schema_problems
 
@@ -101,6 +102,8 @@ def load_task(path: Path) -> TaskSpec:
     if meta.get("suite") == "coding" and check_type not in (None, "tests"):
         problems.append(f"{label}: check.type: coding tasks are checked by their tests "
                         f"({stem}{TEST_SUFFIX}), not by {check_type!r}")
+    if meta.get("suite") == "context" and body:  # the body is the filler, not a prompt
+        problems.extend(f"{label}: {p}" for p in filler_problems(body))
     if meta.get("suite") == "coding" or check_type == "tests":
         test_source, test_names = _load_tests(path, label, problems)
     if problems:

@@ -15,9 +15,11 @@ LAYERS: list[tuple[str, ...]] = [
      "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment"),
     ("benchrig.core",),
     ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.config",
-     "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox"),
+     "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
+     "benchrig.needle"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.execute"),
+    ("benchrig.context_run",),
     ("benchrig.runner", "benchrig.conversation", "benchrig.remote"),
     ("benchrig.cli",),
 ]

@@ -34,6 +34,7 @@ BUILTIN = {
     "choices": "benchrig.checks.polish:check_choices",
     "summary": "benchrig.checks.polish:check_summary",
     "tool_calls": "benchrig.checks.tools:check_tool_calls",
+    "needle": "benchrig.checks.needle:check_needle",
 }
 
 

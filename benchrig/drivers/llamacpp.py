@@ -16,8 +16,10 @@ from benchrig.core.tools import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest, Progress
 from benchrig.drivers.toolreply import tool_reply
+from benchrig.local.memory import KV_SOURCE, kv_cache_bytes, rss_bytes, trained_context
 from benchrig.local.model import INSTALL_HINT, default_threads, perf_counters, resolve_model
 from benchrig.metrics import StreamCollector
+from benchrig.needle import TokenCounter
 
 # llama-cpp-python's create_chat_completion defaults, made explicit and recorded.
 SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
@@ -213,9 +215,50 @@ def _effective(settings: Settings, llm: Any, threads: int, budget: int,
                if budget < settings.max_tokens else {})}
 
 
+def word_tokens(llm: Any, words: list[str]) -> list[int] | None:
+    """How many tokens each word takes after a space, from one tokenization of them all: a
+    token whose text starts with a space starts a word. None when that does not give one
+    count per word (a tokenizer that does not split at spaces)."""
+    tokens = llm.tokenize((" " + " ".join(words)).encode("utf-8"), add_bos=False,
+                          special=False)
+    counts: list[int] = []
+    for token in tokens:
+        if llm.detokenize([token]).startswith(b" ") or not counts:
+            counts.append(1)
+        else:
+            counts[-1] += 1
+    return counts if len(counts) == len(words) else None
+
+
+def _past_training(llm: Any, n_ctx: int) -> DriverError | None:
+    """A window past the model's trained context: llama.cpp only warns (its words below) and
+    runs positions the model never saw, so a context step there is refused."""
+    trained = trained_context(llm)
+    if trained is None or n_ctx <= trained:
+        return None
+    return DriverError("infra", f"llama.cpp: n_ctx_seq ({n_ctx}) > n_ctx_train ({trained}) -- "
+                       "possible training context overflow: the window is past the model's "
+                       "trained context")
+
+
 class LlamaCppDriver:
     name = "llamacpp"
     kind = "runtime"
+    # A new n_ctx rebuilds the model: the context suite warms each window up, untimed.
+    reloads_on_context_change = True
+
+    def token_counter(self, request: DriverRequest) -> TokenCounter:
+        """The model's own tokenizer over the whole prompt, chat template included (the
+        model loaded at the request's window, as the step will use it)."""
+        path = resolve_model(request.model)
+        llm, _ = self._loaded(request, path, request.settings.threads or default_threads())
+
+        def count(messages: list[dict[str, str]]) -> int:
+            return len(render_prompt(llm, messages)[0])
+
+        return TokenCounter(count, "tokenizer", f"the model's tokenizer over the whole prompt "
+                            f"(chat format {llm.chat_format})", True,
+                            lambda words: word_tokens(llm, words))
 
     def preflight(self, model: str, provider: str | None) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
@@ -232,6 +275,11 @@ class LlamaCppDriver:
             raise DriverError("infra", f"llama.cpp could not load {path}: {exc}") from None
         if request.deadline.expired:  # a load cannot be cut; nothing else starts after it
             raise _ran_out(request.deadline, "")
+        # Elsewhere a window past training only leaves unused room; a context step would
+        # measure positions the model never saw.
+        past = _past_training(llm, request.settings.context_size)
+        if past is not None and request.task.suite == "context":
+            raise past
         return llm, load_s
 
     def run(self, request: DriverRequest) -> DriverOutput:
@@ -248,11 +296,17 @@ class LlamaCppDriver:
         if settings.seed is not None:
             llm.set_seed(settings.seed)
         request.progress.phase("generating")
+        rss_before = rss_bytes()
         generation = _Generation(llm, prompt, stops, budget, load_s, request.progress)
         generation.run(settings.temperature, request.deadline)
         ended = time.perf_counter()
         generation.splitter.feed(generation.decoder.decode(b"", final=True), ended)
         metrics = generation.metrics(ended, generation.count)
+        metrics.engine["memory"] = {  # sampled outside the timed span
+            "source": "benchrig process (in-process model)", "rss_before_bytes": rss_before,
+            "rss_after_bytes": rss_bytes(), "kv_cache_bytes": kv_cache_bytes(llm),
+            "kv_cache_source": KV_SOURCE, "n_ctx": llm.n_ctx(), "n_ctx_train":
+            trained_context(llm), "placement": "cpu"}  # built for CPU, no layer offloaded
         return DriverOutput(
             transcript=Transcript(answer=generation.splitter.answer,
                                   thinking=generation.splitter.thinking,

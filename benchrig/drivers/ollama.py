@@ -68,6 +68,16 @@ def placement(entry: dict[str, Any] | None) -> str | None:
     return "gpu" if vram >= size else "cpu" if vram == 0 else "split"
 
 
+def trained_context(show: dict[str, Any]) -> int | None:
+    """The model's trained context from /api/show (`model_info["<arch>.context_length"]`)."""
+    info = show.get("model_info")
+    if not isinstance(info, dict):
+        return None
+    found = [v for k, v in info.items() if isinstance(k, str) and k.endswith(".context_length")
+             and isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return found[0] if found else None
+
+
 def _loaded(http: Any, root: str, model: str, deadline: Deadline) -> dict[str, Any] | None:
     """The model's /api/ps entry; None when it is not loaded or the server cannot say (an
     old build without /api/ps, or no time left, must not fail an attempt whose answer is
@@ -129,6 +139,8 @@ class OllamaDriver:
 
     name = "ollama"
     kind = "runtime"
+    # A new num_ctx reloads the model: the context suite warms each window up, untimed.
+    reloads_on_context_change = True
 
     def preflight(self, model: str, provider: str | None) -> None:
         ollama_url(provider)  # only the URL's shape: a dead server becomes a result
@@ -147,6 +159,11 @@ class OllamaDriver:
             show = request_json(http, "POST", f"{root}/api/show", {"model": model},
                                 retries=retries, deadline=deadline)
             capabilities = show.get("capabilities")
+            trained = trained_context(show)
+            if request.task.suite == "context" and trained and s.context_size > trained:
+                raise DriverError("infra", f"Ollama: num_ctx {s.context_size} is past the "
+                                  f"model's trained context ({trained}, /api/show "
+                                  "model_info <arch>.context_length)")
             can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
             think = s.think if s.think is not None and can_think else None
             options: dict[str, Any] = {"num_ctx": s.context_size, "num_predict": s.max_tokens,

@@ -31,9 +31,15 @@ from benchrig.drivers.httpstream import (
 )
 from benchrig.drivers.toolreply import refuses_tools, tool_reply
 from benchrig.metrics import StreamCollector
+from benchrig.needle import TokenCounter
 from benchrig.streams import SSEDecoder
 
 API_KEY_ENV = "OPENAI_API_KEY"
+TOKENIZE_TIMEOUT_S = 30.0
+# Tokenizer routes at the server's root: llama.cpp's llama-server, then llama-cpp-python's
+# server (`benchrig serve`): (path, body of a text, the count in the answer).
+TOKENIZERS: tuple[tuple[str, str], ...] = (("/tokenize", "content"),
+                                           ("/extras/tokenize", "input"))
 BASE_URL_ENV = "OPENAI_BASE_URL"
 DONE = b"[DONE]"
 
@@ -147,6 +153,37 @@ class OpenAIDriver:
 
     def preflight(self, model: str, provider: str | None) -> None:
         openai_url(provider)
+
+    def token_counter(self, request: DriverRequest) -> TokenCounter | None:
+        """The server's own tokenizer (llama.cpp `/tokenize`, llama-cpp-python
+        `/extras/tokenize`) over the messages' text, or None when it has neither (the chat
+        template's tokens are not counted: no standard route renders it)."""
+        server = openai_url(request.provider).removesuffix("/v1")
+        headers = _headers()
+        for path, field in TOKENIZERS:
+            url = f"{server}{path}"
+
+            def tokens(text: str, url: str = url, field: str = field) -> int:
+                with client(TOKENIZE_TIMEOUT_S, url) as http:
+                    reply = request_json(http, "POST", url, {field: text,
+                                                             "model": request.model},
+                                         headers, timeout_s=TOKENIZE_TIMEOUT_S)
+                found = reply.get("tokens")
+                if not isinstance(found, list):
+                    raise DriverError("infra", f"{url}: no token list in the answer")
+                return len(found)
+
+            try:
+                tokens("probe")
+            except DriverError:
+                continue
+
+            def count(messages: list[dict[str, str]], tokens: Any = tokens) -> int:
+                return sum(int(tokens(m["content"])) for m in messages)
+
+            return TokenCounter(count, "server tokenizer", f"{path} over the message text "
+                                "(the chat template's tokens are not counted)", False)
+        return None
 
     def run(self, request: DriverRequest) -> DriverOutput:
         root = openai_url(request.provider)

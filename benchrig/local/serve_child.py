@@ -7,7 +7,8 @@ token, which slows prefill and leaves llama.cpp's prompt timer empty), and three
   tokens and skips the prefill of a shared prefix, so a repeated prompt would answer
   faster every time; here each request pays its own prefill, as in the in-process driver;
 - llama.cpp's own counters (`llama_perf_context`) for every completion, with the number of
-  tokens it generated (`completion_tokens`), kept by completion id and served at
+  tokens it generated (`completion_tokens`) and the process's memory (resident set before
+  and after, the KV cache's size), kept by completion id and served at
   `GET /v1/benchrig/perf/{id}`;
 - `GET /v1/benchrig/server`: the settings the server runs with (chat format, threads, …),
   so a client can record them;
@@ -33,6 +34,7 @@ def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
     count the tokens generated for the completion as they are sampled."""
     import llama_cpp
 
+    from benchrig.local.memory import KV_SOURCE, kv_cache_bytes, rss_bytes
     from benchrig.local.model import perf_counters
 
     original = llama_cpp.Llama._create_completion
@@ -41,6 +43,7 @@ def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
         self.reset()  # forget the previous prompt: no prefix reuse
         llama_cpp.llama_perf_context_reset(self._ctx.ctx)
         completion_id = None
+        rss_before = rss_bytes()
         generated = self.benchrig_generated = [0]  # counted by generate_counted
         for chunk in original(self, *args, **kwargs):
             completion_id = completion_id or chunk.get("id")
@@ -49,7 +52,12 @@ def instrument(perf: OrderedDict[str, dict[str, Any]]) -> None:
             # llama.cpp's n_eval counts tokens decoded: at a length stop the last one is
             # sampled but never decoded. The completion's own count is every token sampled
             # but the end-of-generation one (what the server's usage would say unstreamed).
-            counters = {**perf_counters(self), "completion_tokens": generated[0]}
+            counters = {**perf_counters(self), "completion_tokens": generated[0],
+                        "memory": {"source": "benchrig serve (the server's process)",
+                                   "rss_before_bytes": rss_before, "rss_after_bytes": rss_bytes(),
+                                   "kv_cache_bytes": kv_cache_bytes(self),
+                                   "kv_cache_source": KV_SOURCE, "n_ctx": self.n_ctx(),
+                                   "placement": "cpu"}}
             for key in (completion_id, f"chat{completion_id}"):  # chat ids add "chat"
                 perf[key] = counters
             while len(perf) > KEEP:

@@ -3,6 +3,7 @@ the cells of the per-model table."""
 
 from __future__ import annotations
 
+from benchrig.report.context import StepFigures, memory_text
 from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import tool_line
@@ -13,8 +14,9 @@ ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout
 
 WARN = "⚠"
 COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at assertion "
-                     "level (coding_pass_rate), reasoning, polish and context at task level; "
-                     "speed and tool use are not in it")
+                     "level (coding_pass_rate), context by window (context_retrieval_pct), "
+                     "reasoning and polish at task level; speed and tool use are not in it")
+MIXED_TTFT = "all suites: it mixes context windows, compare TTFT per suite and window"
 
 
 def pct(value: float | None) -> str:
@@ -78,14 +80,45 @@ def _speed(card: SuiteCard) -> str:
     return f"{len(card.speed)} task{'s' if len(card.speed) != 1 else ''}, not scored"
 
 
+def _context(card: SuiteCard, with_rate: bool) -> str:
+    windows = f"{card.checks_passed}/{card.checks_total} windows"
+    text = (f"context_retrieval_pct {rate_text(card.checks_rate, card.checks_span)} ({windows})"
+            if with_rate else windows)
+    if card.context is not None:
+        text += f" · spill point {card.context.spill}"
+        if card.context.load_time_s is not None:
+            text += f" · load {seconds(card.context.load_time_s)} per window (warm-up)"
+    return text
+
+
+STEP_HEADERS = ["window", "prompt tokens", "TTFT", "prefill (engine / client)", "decode",
+                "load", "memory", "placement", "found"]
+
+
+def step_cells(step: StepFigures) -> list[str]:
+    """One window's row of the per-step table."""
+    tokens = "—" if step.prompt_tokens_actual is None else f"{step.prompt_tokens_actual:.0f}"
+    if step.prompt_tokens_target is not None:
+        tokens += f" of {step.prompt_tokens_target:.0f}"
+    found = f"{step.passed}/{step.attempts}"
+    if step.errors:
+        found += f" ({errors_text(step.errors)})"
+    return [str(step.window), tokens, seconds(step.ttft_s),
+            f"{tps(step.prefill_tps)} / {tps(step.prefill_client_tps)}", tps(step.decode_tps),
+            seconds(step.load_time_s), memory_text(step), step.placement or "unknown", found]
+
+
 def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
-    """The suite's own figures: coding levels, speed rates, or passes and checks."""
+    """The suite's own figures: coding levels, speed rates, context retrieval, or passes
+    and checks."""
     if card.suite == "coding":
         text = _coding(card)
     elif card.suite == "speed":
         text = _speed(card)
     elif card.tools is not None:
         text = tool_line(card.tools, span(card.rate_span))
+    elif card.suite == "context":
+        text = _context(card, with_rate)
     else:
         text = f"{card.passed}/{card.scored} passed"
         if with_rate:

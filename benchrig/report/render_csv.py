@@ -10,6 +10,7 @@ from benchrig.attempts import Result
 from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
 from benchrig.report.build import Report
+from benchrig.report.context import step_columns, step_values, windows
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import Rate
@@ -54,6 +55,10 @@ def suite_columns(name: str) -> list[str]:
         own = [f"tool_use_{rate}{part}" for rate in TOOL_RATES
                for part in ("", "_numerator", "_denominator")]
         own += [f"tool_use_{c}" for c in TOOL_COUNTS]
+    elif name == "context":
+        own = ["context_retrieval_pct", "context_retrieval_pct_min", "context_retrieval_pct_max",
+               "context_windows_passed", "context_window_count", "context_pass_rate",
+               "context_passed", "context_count", "context_spill_point", "load_time_sec"]
     else:
         own = [f"{name}_{c}" for c in ("pass_rate", "passed", "count", "pass_rate_min",
                                        "pass_rate_max", "checks_passed", "check_count",
@@ -91,6 +96,15 @@ def _suite_values(s: SuiteCard) -> list[str]:
         own = [v for r in rates for v in (_number(r.value), str(r.numerator),
                                           str(r.denominator))]
         own += [str(getattr(s.tools, c)) for c in TOOL_COUNTS]
+    elif s.suite == "context":  # a percentage, as its name says (other rates are fractions)
+        def percent(value: float | None) -> str:
+            return _number(None if value is None else value * 100, 2)
+
+        own = [percent(s.checks_rate), percent(_low(s.checks_span)),
+               percent(_high(s.checks_span)), str(s.checks_passed), str(s.checks_total),
+               _number(s.rate), str(s.passed), str(s.scored),
+               s.context.spill if s.context else "",
+               _number(s.context.load_time_s if s.context else None)]
     else:
         own = [_number(s.rate), str(s.passed), str(s.scored), _number(_low(s.rate_span)),
                _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),
@@ -117,11 +131,16 @@ def render_report(report: Report) -> str:
     present = {name for card in cards for name in card.suites}
     columns = CARD_COLUMNS + [c for name in SUITES if name in present
                               for c in suite_columns(name)]
+    contexts = [c.suites["context"].context for c in cards if "context" in c.suites]
+    found = windows(f for f in contexts if f is not None)
+    columns += step_columns(found)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(table[0] + columns)
     for base, card in zip(table[1:], cards, strict=True):
         row = card_columns(card)
+        if "context" in card.suites:
+            row |= step_values(card.suites["context"].context, found)
         writer.writerow(base + [row.get(c, "") for c in columns])
     return out.getvalue()
 

@@ -11,12 +11,15 @@ from benchrig.report.grouping import Group
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
     ERRORS_NOTE,
+    MIXED_TTFT,
+    STEP_HEADERS,
     TABLE_HEADERS,
     WARN,
     errors_text,
     interval_note,
     rate_text,
     seconds,
+    step_cells,
     suite_detail,
     table_cells,
     tps,
@@ -64,6 +67,20 @@ def _task_rows(group: Group, card: ModelCard) -> list[str]:
     return rows
 
 
+def _step_tables(card: ModelCard) -> list[str]:
+    """The context suite's per-window table, one per scenario."""
+    context = card.suites["context"].context if "context" in card.suites else None
+    if context is None:
+        return []
+    lines: list[str] = []
+    for task in dict.fromkeys(s.task for s in context.steps):
+        lines += ["", f"Context windows of `{task}` (spill point: {context.spill}):", "",
+                  "| " + " | ".join(STEP_HEADERS) + " |", "|" + "---|" * len(STEP_HEADERS)]
+        lines += ["| " + " | ".join(step_cells(s)) + " |" for s in context.steps
+                  if s.task == task]
+    return lines
+
+
 def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
     lines = ["## Scorecards", "", f"Scores are {interval_note(cards)}. "
              f"The {COMPOSITE_FORMULA}. {WARN} marks responses cut off at the token limit "
@@ -77,7 +94,8 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
                                                                    card.composite_span)
         runs = max((s.runs for s in card.suites.values()), default=0)
         lines.append(f"| **composite** | **{composite}** | {runs} | mean of "
-                     f"{', '.join(card.composite_suites) or '—'} | {seconds(card.avg_ttft_s)} | "
+                     f"{', '.join(card.composite_suites) or '—'} | {seconds(card.avg_ttft_s)}"
+                     f"{f' ({MIXED_TTFT})' if 'context' in card.suites else ''} | "
                      f"{f'{WARN} {card.truncated}' if card.truncated else '0'} |")
         for suite in card.suites.values():
             score = rate_text(suite.score, suite.score_span) if suite.score is not None else "—"
@@ -88,6 +106,7 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
         lines += ["", "| suite | task | attempts | passed | checks | truncated | avg TTFT | "
                   "decode | prefill |", "|---|---|---|---|---|---|---|---|---|"]
         lines += _task_rows(group, card)
+        lines += _step_tables(card)
     return "\n".join(lines) + "\n"
 
 

@@ -6,6 +6,8 @@ from benchrig.report.build import Report
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
     ERRORS_NOTE,
+    MIXED_TTFT,
+    STEP_HEADERS,
     TABLE_HEADERS,
     WARN,
     interval_note,
@@ -13,6 +15,7 @@ from benchrig.report.phrases import (
     seconds,
     span,
     speed_line,
+    step_cells,
     suite_detail,
     table_cells,
 )
@@ -47,11 +50,25 @@ def _composite(card: ModelCard) -> str:
             f"(mean of {', '.join(card.composite_suites)})")
 
 
+def _step_table(suite: SuiteCard) -> list[str]:
+    """The context suite's per-window table, one block per scenario."""
+    assert suite.context is not None
+    lines: list[str] = []
+    for task in dict.fromkeys(s.task for s in suite.context.steps):
+        rows = [STEP_HEADERS, *(step_cells(s) for s in suite.context.steps if s.task == task)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(STEP_HEADERS))]
+        lines.append(f"    {task}")
+        lines += ["      " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+                  .rstrip() for row in rows]
+    return lines
+
+
 def render_cards_text(cards: list[ModelCard]) -> str:
     lines = [f"Scorecards — {interval_note(cards)}"]
     for card in cards:
+        mixed = f" ({MIXED_TTFT})" if "context" in card.suites else ""
         head = [f"{card.model} · {card.agent}", _composite(card),
-                f"avg TTFT {seconds(card.avg_ttft_s)}"]
+                f"avg TTFT {seconds(card.avg_ttft_s)}{mixed}"]
         if card.truncated:
             head.append(f"{WARN} {card.truncated} truncated")
         lines += ["", "  ".join([head[0], " · ".join(head[1:])])]
@@ -63,6 +80,8 @@ def render_cards_text(cards: list[ModelCard]) -> str:
             lines.append(f"  {suite.suite.ljust(width)}  {' · '.join(parts)}")
             task_width = max((len(f.task) for f in suite.speed), default=0)
             lines += [f"    {f.task.ljust(task_width)}  {speed_line(f)}" for f in suite.speed]
+            if suite.context is not None:
+                lines += _step_table(suite)
     lines += ["", COMPOSITE_FORMULA[0].upper() + COMPOSITE_FORMULA[1:] + "."]
     return "\n".join(lines) + "\n"
 

@@ -18,12 +18,16 @@ from benchrig.attempts import run_order
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
+from benchrig.report.context import ContextFigures, context_figures
 from benchrig.report.grouping import Group
 from benchrig.report.tooluse import ToolFigures, tool_figures
 from benchrig.suites import COMPOSITE, SUITES, UNTIMED
 from benchrig.textsafe import label
 
 Result = dict[str, Any]
+# Suites scored by their checks, not by whole tasks: coding by assertion, context by window
+# (context_retrieval_pct: the share of windows whose needle was found).
+BY_CHECKS = ("coding", "context")
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class SuiteCard:
     speed: tuple[SpeedFigures, ...] = ()
     deterministic: bool = False
     tools: ToolFigures | None = None  # tool_use: its own rates (out of the composite)
+    context: ContextFigures | None = None
 
     @property
     def rate(self) -> float | None:
@@ -93,11 +98,11 @@ class SuiteCard:
         other answer-scored suites at task level; speed and tool use have none."""
         if self.suite not in COMPOSITE:
             return None
-        return self.checks_rate if self.suite == "coding" else self.rate
+        return self.checks_rate if self.suite in BY_CHECKS else self.rate
 
     @property
     def score_span(self) -> Span | None:
-        return self.checks_span if self.suite == "coding" else self.rate_span
+        return self.checks_span if self.suite in BY_CHECKS else self.rate_span
 
     @property
     def thinking_share(self) -> float | None:
@@ -234,6 +239,7 @@ def suite_card(suite: str, results: list[Result],
         speed=speed_figures(results) if suite == "speed" else (),
         deterministic=all_greedy(results, len(runs)),
         tools=tool_figures(results) if suite == "tool_use" else None,
+        context=context_figures(results) if suite == "context" else None,
     )
 
 
@@ -246,7 +252,7 @@ def _composite_span(results: list[Result], suites: tuple[str, ...],
     count = max((len(runs) for runs in per_suite.values()), default=0)
     values = []
     for k in range(count):
-        scores = [(_checks_rate if s == "coding" else _rate)(runs[k])
+        scores = [(_checks_rate if s in BY_CHECKS else _rate)(runs[k])
                   for s, runs in per_suite.items() if k < len(runs)]
         mean = mean_known(scores)
         if mean is not None:

@@ -154,5 +154,5 @@ def test_a_task_check_is_validated_by_its_own_check_in_a_fresh_interpreter(
     assert done.returncode == 0, done.stderr
     assert f"{gap}: check.subjects[0]: " in done.stdout and "unbounded gap" in done.stdout
     assert (f"{unknown}: check.type: no check 'vibes' is registered (known: choices, "
-            "declension, exact_or_contains, final_answer, regex, summary, tests, "
-            "tool_calls)") in done.stdout
+            "declension, exact_or_contains, final_answer, needle, regex, summary, "
+            "tests, tool_calls)") in done.stdout

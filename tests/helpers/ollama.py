@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 from benchrig.core.settings import Settings
@@ -9,7 +11,7 @@ from benchrig.drivers.base import DriverRequest
 from benchrig.prompt import render
 from benchrig.spec import load_task
 from tests.conftest import SOLUTIONS, TASKS, fenced
-from tests.helpers.loopback import Reply
+from tests.helpers.loopback import Reply, ndjson
 
 MODEL = "qwen3"
 GOOD = fenced((SOLUTIONS / "lru-cache.py").read_text(), before="Here it is.\n")
@@ -102,3 +104,73 @@ def tool_routes(replies: list[dict[str, Any]],
     found = routes(Reply(), capabilities)
     found[("POST", "/api/chat")] = chat
     return found
+
+
+class ContextStandIn:
+    """An Ollama that keeps one model loaded at one `num_ctx`, as protocols.md §5 documents:
+    a request with another `num_ctx` reloads it (`load_seconds`, reported in
+    `load_duration`), a load-only request (no messages) only loads; `/api/ps` reports its
+    `size` growing with the window and `size_vram` below `size` from `spill_at` on (the KV
+    cache no longer fits the GPU); `/api/show` gives the trained context. A chat answers
+    with the code of the needle in its prompt, and its last line carries the duration
+    counters (prompt tokens: 4 characters each)."""
+
+    GIB = 1024 ** 3
+
+    def __init__(self, spill_at: int, trained: int = 8192, load_seconds: float = 0.15,
+                 vram_bytes: int = 3 * 1024 ** 3) -> None:
+        self.spill_at, self.trained, self.load_seconds = spill_at, trained, load_seconds
+        self.vram = vram_bytes
+        self.loaded: int | None = None
+        self.log: list[tuple[str, int]] = []  # ("load" | "warm" | "chat", num_ctx)
+        self.reloads_by_chat: list[int] = []
+
+    def size(self, num_ctx: int) -> int:
+        return 2 * self.GIB + num_ctx * 128 * 1024  # weights, then the KV cache per token
+
+    def _load(self, num_ctx: int) -> int:
+        time.sleep(self.load_seconds)
+        self.loaded = num_ctx
+        return int(self.load_seconds * 1e9)
+
+    def ps(self, _: Any) -> Reply:
+        if self.loaded is None:
+            return Reply.json({"models": []})
+        size = self.size(self.loaded)
+        vram = size if self.loaded < self.spill_at else min(self.vram, size - 1)
+        return Reply.json({"models": [{"name": f"{MODEL}:latest", "model": f"{MODEL}:latest",
+                                       "size": size, "size_vram": vram,
+                                       "context_length": self.loaded}]})
+
+    def chat(self, body: Any) -> Reply:
+        num_ctx = int(body.get("options", {}).get("num_ctx", 2048))
+        messages = body.get("messages") or []
+        load_ns = 1_000_000
+        if num_ctx != self.loaded:
+            load_ns = self._load(num_ctx)
+            if messages:
+                self.reloads_by_chat.append(num_ctx)
+        if not messages:
+            self.log.append(("load", num_ctx))
+            return Reply.json({"model": MODEL, "created_at": "2026-11-30T10:00:00Z",
+                               "message": {"role": "assistant", "content": ""},
+                               "done_reason": "load", "done": True,
+                               "load_duration": load_ns})
+        prompt = str(messages[-1].get("content", ""))
+        self.log.append(("warm" if len(prompt) < 40 else "chat", num_ctx))
+        code = re.search(r"code is (\d+)", prompt)
+        answer = code.group(1) if code else "OK"
+        tokens = -(-len(prompt) // 4) + 10  # the chat template adds its own tokens
+        counters = {"total_duration": 9_000_000 + tokens * 1000, "load_duration": load_ns,
+                    "prompt_eval_count": tokens, "prompt_eval_duration": tokens * 1000,
+                    "eval_count": 3, "eval_duration": 3_000_000}
+        return Reply(ndjson(line(answer[:3]), line(answer[3:]), done(**counters)),
+                     content_type="application/x-ndjson")
+
+    def routes(self) -> dict[tuple[str, str], Any]:
+        return {("GET", "/api/version"): Reply.json({"version": "0.13.5"}),
+                ("POST", "/api/show"): Reply.json({
+                    "capabilities": ["completion"],
+                    "model_info": {"qwen3.context_length": self.trained}}),
+                ("GET", "/api/ps"): self.ps,
+                ("POST", "/api/chat"): self.chat}

@@ -1,0 +1,55 @@
+"""The `needle` check of the context suite: one step passes when its answer, after any thinking,
+holds the step's code as a whole number."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from benchrig.checks.answers import contains
+from benchrig.checks.normalize import clean, final_text, parse_number
+from benchrig.core.check import CheckContext, check
+from benchrig.core.settings import Settings
+from benchrig.core.task import TaskSpec
+from benchrig.core.transcript import Transcript
+from benchrig.core.verdict import CheckDetail, Verdict
+from benchrig.needle import EXPECTED_KEY, Scenario, scenario_problems
+
+__all__ = ["EXPECTED_KEY", "check_needle", "found"]
+EXCERPT_CHARS = 200
+
+
+def found(expected: str, answer: str) -> bool:
+    """`expected` (a filled template) in `answer` as a whole: a number by its exact value,
+    never inside a longer number (1234567 does not hold 123456, nor 123456.5); other text
+    with no digit glued to either end."""
+    text = clean(answer)
+    if parse_number(expected) is not None:
+        return contains(expected, text)
+    phrase = re.escape(expected)
+    return re.search(rf"(?<![\w.,]){phrase}(?![\d])", text, re.IGNORECASE) is not None
+
+
+def _problems(meta: Mapping[str, Any]) -> list[str]:
+    if meta.get("suite") != "context":
+        return ["check.type: the needle check belongs to the context suite"]
+    return scenario_problems(meta)
+
+
+@check("needle", validate=_problems)
+def check_needle(task: TaskSpec, transcript: Transcript, settings: Settings,
+                 context: CheckContext) -> Verdict:
+    """One step: the runner gives the step's expected answer in `task.check`."""
+    expected = str(task.check.get(EXPECTED_KEY) or Scenario.of(task.frontmatter, "").expected)
+    answer = final_text(transcript.answer, transcript.thinking)
+    passed = not answer.ended_in_thinking and found(expected, answer.text)
+    if answer.ended_in_thinking:
+        message = "the response ended inside <think>: no answer"
+    elif passed:
+        message = f"found {expected}"
+    else:
+        message = f"{expected} not in the answer"
+    return Verdict("pass" if passed else "fail", (CheckDetail("needle", passed, message, 0.0),),
+                   message, evidence={"check": "needle", "expected": expected,
+                                      "answer_excerpt": answer.text[-EXCERPT_CHARS:]})

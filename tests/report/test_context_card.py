@@ -1,0 +1,76 @@
+"""The context suite's scorecard from fixed results: the score is the share of windows found
+(context_retrieval_pct) with its range over runs, it is what the composite averages, and a
+spill point that differs between runs is shown with each value."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from benchrig.report import render
+from benchrig.result import validate
+from tests.helpers.scorecard_fixture import Builder
+
+WINDOWS = [512, 1024, 2048, 4096, 8192]
+
+
+def memory(placement: str) -> dict[str, Any]:
+    return {"rss_before_bytes": None, "rss_after_bytes": None, "rss_growth_bytes": None,
+            "kv_cache_bytes": None, "size_bytes": 4 << 30,
+            "size_vram_bytes": 4 << 30 if placement == "gpu" else 3 << 30,
+            "placement": placement, "source": "ollama /api/ps", "reason": None}
+
+
+def step(window: int, found: bool, placement: str) -> dict[str, Any]:
+    return {"window": window, "code": 100000 + window, "expected": str(100000 + window),
+            "passed": found, "message": "", "error": None,
+            "warmup": {"ran": True, "reason": None, "load_time_s": 1.5, "wall_s": 2.0},
+            "load_time_s": 1.5, "prompt_tokens_target": round(0.75 * window),
+            "prompt_tokens_counted": round(0.75 * window),
+            "prompt_tokens_actual": round(0.75 * window) + 10, "fill_method": "estimate",
+            "context_size": window, "ttft_ms": window / 2, "prefill_tokens_per_s": 1000.0,
+            "prefill_tokens_per_s_client": 1500.0, "tokens_per_s": 40.0,
+            "finish_reason": "stop", "memory": memory(placement)}
+
+
+def results() -> list[dict[str, Any]]:
+    """Two runs: 3 of 5 windows found, then 5 of 5; the KV cache spills at 4096, then 8192."""
+    b = Builder()
+    for run, (found, spill) in enumerate([(3, 4096), (5, 8192)]):
+        b.add("alpha", "ollama", "context", "context-needle", run,
+              "pass" if found == 5 else "fail", checks=(found, 5))
+        steps = [step(w, i < found, "gpu" if w < spill else "split")
+                 for i, w in enumerate(WINDOWS)]
+        b.results[-1]["evidence"] = {"check": "needle", "context": {
+            "scenario": "context-needle", "needle_seed": run, "fill_ratio": 0.75,
+            "needle_depth": 0.5, "steps": steps, "spill_point": spill,
+            "spill_note": f"the KV cache left GPU memory at window {spill}"}}
+        validate(b.results[-1])
+    return b.results
+
+
+def test_retrieval_is_by_window_with_its_range_and_makes_the_composite() -> None:
+    text = render(results(), "table")
+    assert "composite 80.0% [60.0-100.0] (mean of context)" in text
+    assert "context_retrieval_pct 80.0% [60.0-100.0] (8/10 windows)" in text
+    assert "spill point varies: 4096 (1×), 8192 (1×)" in text
+    assert "all suites: it mixes context windows" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("4096 "))
+    assert row.split()[:4] == ["4096", "3082", "of", "3072"]
+    assert "size 4096.0 MiB, VRAM" in row and row.split()[-1] == "1/2"
+
+
+def test_the_csv_names_the_columns_as_the_specification_does() -> None:
+    header, line = csv.reader(io.StringIO(render(results(), "csv")))
+    row = dict(zip(header, line, strict=True))
+    assert row["context_spill_point"] == "varies: 4096 (1×), 8192 (1×)"
+    assert row["context_retrieval_pct"] == "80.00"  # a percentage, as its name says
+    assert (row["context_retrieval_pct_min"], row["context_retrieval_pct_max"]) == (
+        "60.00", "100.00")
+    assert row["context_pass_rate"] == "0.5000"  # attempts with every window found
+    assert row["load_time_sec"] == "1.5000"
+    assert row["context_8192_prompt_tokens_actual"] == "6154.000"
+    assert row["context_8192_ttft_sec"] == "4.096"
+    assert row["context_8192_retrieval_pct"] == "50.0"
+    assert row["context_2048_placement"] == "gpu" and row["context_8192_placement"] == "split"
