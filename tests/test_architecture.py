@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec",),
     ("benchrig.runner",),
+    ("benchrig.packs",),
     ("benchrig.cli",),
 ]
 # The stages answer, judge and summarize: none of them may lean on another.

@@ -7,6 +7,7 @@ and deliberately broken answer, replayable; hidden from agents with the rest of 
 
 from __future__ import annotations
 
+import glob
 import json
 from pathlib import Path
 from typing import Any
@@ -32,4 +33,21 @@ def installed(base: Path | None = None) -> dict[str, dict[str, Any]]:
             continue
         if isinstance(data, dict) and data.get("name") == meta.parent.name:
             found[meta.parent.name] = data
+    return found
+
+
+def expand(selectors: list[str], base: Path | None = None) -> list[str]:
+    """Task selectors with a pack's name replaced by its folder and the id of a task in a
+    pack by its file (a bundled task of that name wins: bundled ids keep their meaning)."""
+    root = base or tasks_dir()
+    found: list[str] = []
+    for item in selectors:
+        if "/" in item or (root / f"{item}.md").exists() or Path(item).exists():
+            found.append(item)
+        elif (root / item / PACK_FILE).is_file():
+            found.append(str(root / item))
+        else:
+            inside = [p for p in root.glob(f"*/{glob.escape(item)}.md")
+                      if (p.parent / PACK_FILE).is_file()]
+            found.append(str(inside[0]) if len(inside) == 1 else item)
     return found

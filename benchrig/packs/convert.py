@@ -164,13 +164,14 @@ def mbpp(record: dict[str, Any], pack: str = "mbpp") -> Converted:
     shown = "\n".join(tests)
     body = (f"# {source_id}: {entries[0]}\n\n{text}\n\nYour code should pass these tests:\n\n"
             + fenced(shown))
-    segments = [s for t in tests for s in (_asserts(t, ast.parse(t).body, 0) or [None])]
-    faithful = all(s is not None for s in segments) and len(segments) == len(tests)
+    each = [_asserts(t, ast.parse(t).body, 0) for t in tests]
+    segments = [s for found in each for s in found or ()]
+    faithful = all(found is not None and len(found) == 1 for found in each)
     head = _test_head(f"{source_id}'s own tests (test_list), "
                       + ("one check per assertion." if faithful else "as one check."), entries)
     head += f"{setup}\n" if setup else ""
     if faithful:
-        checks = _assertion_tests([s for s in segments if s is not None], "")
+        checks = _assertion_tests(segments, "")
     else:
         indented = "\n".join("    " + line for t in tests for line in t.splitlines())
         checks = f"\n\ndef test_check() -> None:\n{indented}\n"

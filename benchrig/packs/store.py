@@ -1,4 +1,4 @@
-"""Writes a pack folder from converted problems: idempotent, and never over a file edited by hand."""
+"""Writes a pack folder from converted problems: idempotent, never over a file edited by hand."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchrig.core.errors import UsageError
-from benchrig.drivers.replay import ReplayDriver
+from benchrig.drivers import get_driver
 from benchrig.packs import PACK_FILE, REFERENCES, pack_dir
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import Confinement, SandboxPool
@@ -82,7 +82,7 @@ def verify_pack(name: str, results_dir: Path, confinement: Confinement | None = 
     tasks = load_tasks(task_paths([str(folder)]))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     out = results_dir / "verify" / name / stamp
-    driver = ReplayDriver()
+    driver = get_driver("replay")
     rows: list[Row] = []
     isolation: set[str] = set()
     with SandboxPool(confinement) as pool:
