@@ -177,5 +177,6 @@ def mbpp(record: dict[str, Any], pack: str = "mbpp") -> Converted:
         checks = f"\n\ndef test_check() -> None:\n{indented}\n"
     return Converted(
         id=task_id, source_id=source_id, task=task_text(_meta(task_id, pack, entries), body),
-        test=head + checks, reference=fenced(code), broken=fenced(_signatures(code, entries)),
+        test=head.rstrip("\n") + "\n" + checks, reference=fenced(code),
+        broken=fenced(_signatures(code, entries)),
         split=PER_ASSERTION if faithful else PER_PROBLEM)
