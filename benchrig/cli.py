@@ -317,12 +317,7 @@ def import_(
     """Import a standard suite as a task pack, tasks/<pack>/ (see docs/packs.md)."""
     from benchrig.packs.importer import import_suite
 
-    done = import_suite(suite, from_, force, name, licence)
-    state = (f"{done.written} file(s) written, {done.removed} removed" if done.written or
-             done.removed else "already up to date")
-    typer.echo(f"{done.name}: {done.problems} tasks in {done.folder} ({done.per_assertion} "
-               f"checked per assertion, {done.problems - done.per_assertion} per problem); "
-               f"{state}")
+    typer.echo(printable(import_suite(suite, from_, force, name, licence).line()))
 
 
 @app.command()

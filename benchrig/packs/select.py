@@ -19,10 +19,10 @@ def load_selection(selectors: list[str], suites: list[str], known_suites: tuple[
     packs = installed(root)
     unknown = [s for s in suites if s not in known_suites and s not in packs]
     if unknown:
-        imported = f"imported packs: {', '.join(packs)}" if packs else "no pack imported"
-        raise UsageError(f"{unknown[0]} is neither a suite nor an imported pack (`benchrig "
-                         f"import humaneval` imports one); suites: {', '.join(known_suites)};"
-                         f" {imported}")
+        imported = (f"imported packs: {', '.join(packs)}" if packs else
+                    "no pack imported (`benchrig import humaneval` imports one)")
+        raise UsageError(f"{unknown[0]} is not a suite; suites: {', '.join(known_suites)}; "
+                         f"{imported}")
     chosen = {(root / s).resolve() for s in suites if s in packs}
     wanted = set(suites) - set(packs)
     if chosen and not selectors:

@@ -34,6 +34,13 @@ class Imported:
     written: int
     removed: int
 
+    def line(self) -> str:
+        state = (f"{self.written} file(s) written, {self.removed} removed"
+                 if self.written or self.removed else "already up to date")
+        return (f"{self.name}: {self.problems} tasks in {self.folder} ({self.per_assertion} "
+                f"checked per assertion, {self.problems - self.per_assertion} per problem); "
+                f"{state}")
+
 
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -33,6 +33,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_the_package_data_and_local_copies_give_byte_identical_packs(tmp_path: Path) -> None:
     copy = tmp_path / "HumanEval.jsonl.gz"
     shutil.copyfile(package_data(), copy)
