@@ -65,8 +65,7 @@ def benchrig(scratch: Path) -> Callable[[], tuple[float, float]]:
 
     def run() -> tuple[float, float]:
         began = time.perf_counter()
-        report = verify_pack("humaneval", scratch / "results", confinement,
-                             base=scratch / "tasks")
+        report = verify_pack("humaneval", None, confinement, base=scratch / "tasks")
         assert report.ok, report.table()
         return report.rows[0].seconds, time.perf_counter() - began
 
@@ -78,9 +77,8 @@ def commands(scratch: Path) -> tuple[float, float]:
     as commands (interpreter start-up included)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCHRIG_TASKS_DIR": str(scratch / "tasks")}
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "benchrig.cli", "verify", "humaneval",
-                    "--results-dir", str(scratch / "results")], check=True, env=env,
-                   capture_output=True)
+    subprocess.run([sys.executable, "-m", "benchrig.cli", "verify", "humaneval"],
+                   check=True, env=env, capture_output=True)
     ours = time.perf_counter() - began
     began = time.perf_counter()
     peer = Path(sys.executable).with_name("evaluate_functional_correctness")

@@ -323,8 +323,9 @@ def import_(
 @app.command()
 def verify(
     pack: Annotated[str, typer.Argument(help="An imported pack, e.g. humaneval.")],
-    results_dir: Annotated[Path | None, typer.Option(
-        help="Where results go (verify/<pack>/<time>/ inside it).")] = None,
+    results_dir: Annotated[Path | None, typer.Option(help=(
+        "Where results go, in a folder per run (default: the pack's .verify/, hidden from "
+        "agents with the pack: they hold the reference answers)."))] = None,
 ) -> None:
     """Replay every reference answer of a pack (all must pass) and a broken answer for each
     (all must fail), through the normal pipeline; print the table and save it (exit 1 if
@@ -334,7 +335,7 @@ def verify(
 
     confinement = sandbox.detect()
     _require(sandbox.warning(confinement), False)
-    report = verify_pack(pack, results_dir or paths.results_dir(), confinement)
+    report = verify_pack(pack, results_dir, confinement)
     typer.echo(report.table(), nl=False)
     typer.echo(f"saved in {printable(str(report.folder))}")
     if not report.ok:

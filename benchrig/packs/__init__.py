@@ -16,6 +16,7 @@ from benchrig.paths import tasks_dir
 
 PACK_FILE = "pack.json"
 REFERENCES = ".references"
+VERIFIED = ".verify"  # `benchrig verify`'s results: they hold the reference answers too
 
 
 def pack_dir(name: str, base: Path | None = None) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import UsageError
-from benchrig.packs import PACK_FILE, REFERENCES
+from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED
 from benchrig.packs.convert import PER_ASSERTION, PER_PROBLEM, Converted, PackError
 from benchrig.packs.source import Source
 from benchrig.result import write_atomic
@@ -83,8 +83,10 @@ def pack_files(name: str, suite: str, source: Source, licence: str | None,
 
 
 def _present(folder: Path) -> dict[str, Path]:
+    """The files of a pack folder an import answers for (not `benchrig verify`'s results)."""
     return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*"))
-            if p.is_file() and p.name != PACK_FILE}
+            if p.is_file() and p.name != PACK_FILE
+            and p.relative_to(folder).parts[0] != VERIFIED}
 
 
 def _edited(folder: Path, present: dict[str, Path]) -> list[str]:

@@ -24,7 +24,7 @@ from benchrig.core.errors import UsageError
 from benchrig.core.task import TaskSpec
 from benchrig.drivers import get_driver
 from benchrig.drivers.base import Driver
-from benchrig.packs import PACK_FILE, REFERENCES, pack_dir
+from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED, pack_dir
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import Confinement, SandboxPool
 from benchrig.spec import load_tasks, task_paths
@@ -92,17 +92,19 @@ def _replayed(task: TaskSpec, answers: str, answer: Path, driver: Driver, out: P
                        sandboxes=pool).result
 
 
-def verify_pack(name: str, results_dir: Path, confinement: Confinement | None = None,
-                base: Path | None = None, workers: int = WORKERS) -> Verification:
+def verify_pack(name: str, results_dir: Path | None = None,
+                confinement: Confinement | None = None, base: Path | None = None,
+                workers: int = WORKERS) -> Verification:
     """Replay every reference and every broken answer of pack `name`; the results and the
-    table are saved in results_dir/verify/<pack>/<UTC time>/."""
+    table are saved in <results_dir>/<UTC time>/, by default in the pack's own .verify/
+    (hidden from agents with the rest of the pack: the results hold the reference answers)."""
     folder = pack_dir(name, base)
     if not (folder / PACK_FILE).is_file():
         raise UsageError(f"no imported pack {name!r} in {folder.parent}: run `benchrig import "
                          f"{name}` first")
     tasks = load_tasks(task_paths([str(folder)]))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-    out = results_dir / "verify" / name / stamp
+    out = (results_dir or folder / VERIFIED) / stamp
     driver = get_driver("replay")
     load_checks()  # once, before the attempts run side by side
     rows: list[Row] = []

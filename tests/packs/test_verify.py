@@ -36,6 +36,8 @@ def test_verify_humaneval_passes_every_reference_and_fails_every_broken_answer(
     assert broken[2:6] == ["164", "0", "164", "0"] and broken[-1] == "yes: 164/164 fail"
     saved = Path(re.findall(r"saved in (\S+)", ran.stdout)[0])
     assert (saved / "table.md").read_text() in ran.stdout
+    # in the pack's folder, which the runner hides from an agent: they hold the references
+    assert saved.parent == tmp_path / "tasks" / "humaneval" / ".verify"
     results = [json.loads(p.read_text()) for p in saved.glob("*.json")]
     assert len(results) == 2 * 164 and {r["isolation"] for r in results} == {"full"}
 
@@ -56,6 +58,8 @@ def test_an_mbpp_file_imports_verifies_and_runs(tmp_path: Path, results_dir: Pat
     assert verified.code == 0, verified.stdout + verified.stderr
     assert row(verified.stdout, "reference")[-1] == "yes: 5/5 pass"
     assert row(verified.stdout, "broken")[-1] == "yes: 5/5 fail"
+    again = benchrig("import", "mbpp", "--from", str(MBPP), results_dir=results_dir, env=env)
+    assert again.code == 0 and again.stdout.endswith("already up to date\n")  # .verify/ kept
     # one answer replayed for every task of the pack: it solves MBPP/2 only
     answer = str(tasks / "mbpp" / REFERENCES / "mbpp-002.md")
     ran = benchrig("run", "--pack", "mbpp", "--runs", "2", "--agent", "replay", "--provider",
