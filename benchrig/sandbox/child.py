@@ -70,8 +70,10 @@ class Server:
 
     def exports(self) -> dict[str, Any]:
         """What `from solution import *` binds, as plain data: `names` (its `__all__`, else
-        every name not starting with `_`), or `exports_problem` when they cannot be given.
-        Capped: the module is the candidate's, and the host checks all of it again."""
+        every name not starting with `_` that is not a module), or `exports_problem` when
+        they cannot be given. Capped: the module is the candidate's, and the host checks all
+        of it again. A module it imported (`import math`) cannot cross the boundary: bound
+        by a star-import it would fail every check, and a test imports its own."""
         namespace = vars(self.module)
         source = "__all__" if "__all__" in namespace else "public"
         names: list[Any] = []
@@ -82,8 +84,9 @@ class Server:
                     if len(names) > MAX_EXPORTS:
                         break
             else:
-                names = [n for n in list(namespace)
-                         if type(n) is not str or not n.startswith("_")][:MAX_EXPORTS + 1]
+                names = [n for n, value in list(namespace.items())
+                         if (type(n) is not str or not n.startswith("_"))
+                         and type(value) is not type(sys)][:MAX_EXPORTS + 1]
         except Exception as exc:  # an __all__ that cannot be iterated
             return {"exports_from": source, "exports_problem":
                     f"has an __all__ that cannot be read ({type(exc).__name__[:100]})"}

@@ -34,7 +34,7 @@ def test_run_help_names_every_option_in_full_with_its_default(results_dir: Path)
     names = [entry.split()[0].rstrip(",") for entry in entries]
     assert "--require-isolation" in names and "--jobs" in " ".join(entries)
     flags = ("--require-isolation", "--retry-errors", "--resume", "--help", "--pass-env",
-             "--label", "--suite")  # off unless given, or repeatable: nothing to default to
+             "--label", "--suite", "--pack")  # off unless given, or repeatable: no default
     for entry in entries:
         if not any(flag in entry.split()[:3] for flag in flags):
             assert "default" in entry, entry

@@ -408,6 +408,15 @@ def test_star_import_binds_the_entry_point_and_its_helpers(tmp_path: Path) -> No
     assert all(d.message.startswith("assertion failed") for d in wrong.details)
 
 
+def test_star_import_passes_over_the_modules_the_candidate_imports(tmp_path: Path) -> None:
+    # HumanEval-style answers start with `import math`; bound by `*`, the module could not
+    # cross the boundary and every check failed ("a value of type module cannot cross")
+    task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
+    report = run_tests(task, "import math\nimport os.path\n" + STAR_RIGHT +
+                       "\ndef root(x):\n    return math.sqrt(x)\n")
+    assert [(d.passed, d.message) for d in report.details] == [(True, "passed")] * 2
+
+
 def test_star_import_honours_the_candidates_all(tmp_path: Path) -> None:
     task = custom_task(tmp_path, STAR_TESTS, timeout_s=5.0)
     report = run_tests(task, "__all__ = ['add']\n" + STAR_RIGHT)
