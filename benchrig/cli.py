@@ -229,8 +229,6 @@ def run(
     from benchrig import sandbox
     from benchrig.config import load_config
 
-    if executor not in ("local", "ray"):
-        raise UsageError(f"--executor {printable(executor)}: choose local or ray")
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
                                             out_dir, driver, require_isolation)

@@ -38,4 +38,4 @@ def test_the_local_executor_never_imports_ray(tmp_path: Path) -> None:
 def test_an_unknown_executor_is_a_usage_error(tmp_path: Path) -> None:
     ran = benchrig("run", "lru-cache", "-d", "replay", "-p", "x", "--executor", "dask",
                    results_dir=tmp_path / "results")
-    assert ran.code == 2 and ran.stderr.strip() == "error: --executor dask: choose local or ray"
+    assert ran.code == 2 and "'dask' is not one of 'local', 'ray'" in ran.stderr, ran.stderr
