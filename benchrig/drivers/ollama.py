@@ -29,7 +29,7 @@ from benchrig.drivers.httpstream import (
     with_retries,
     with_retries_reply,
 )
-from benchrig.drivers.toolreply import answer_of
+from benchrig.drivers.toolreply import answer_of, calls_of
 from benchrig.metrics import StreamCollector
 from benchrig.streams import NDJSONDecoder
 
@@ -318,14 +318,7 @@ class OllamaDriver:
         if not isinstance(message, dict):
             raise DriverError("infra", f"{root}/api/chat answered without a message: "
                               f"{str(reply)[:200]!r}")
-        calls = []
-        for raw in message.get("tool_calls") or ():
-            function = raw.get("function") if isinstance(raw, dict) else None
-            if isinstance(function, dict):
-                calls.append({"id": raw.get("id"), "name": function.get("name"),
-                              "arguments": function.get("arguments")})
-            else:
-                calls.append({"id": None, "name": None, "arguments": raw})
+        calls = calls_of(message)
         content = message.get("content")
         counters = {k: reply[k] for k in COUNTERS if k in reply}
         return ToolReply(

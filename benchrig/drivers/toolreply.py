@@ -25,6 +25,21 @@ def refuses_tools(message: str) -> bool:
         word in lowered for word in ("tool", "function call", "function_call"))
 
 
+def calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A message's `tool_calls` (OpenAI's and Ollama's shape) as received: id, name and the
+    arguments, whatever they are (a string, an object); one that is not a call is kept as
+    received, and the checker calls it malformed."""
+    calls = []
+    for raw in message.get("tool_calls") or ():
+        function = raw.get("function") if isinstance(raw, dict) else None
+        if isinstance(function, dict):
+            calls.append({"id": raw.get("id"), "name": function.get("name"),
+                          "arguments": function.get("arguments")})
+        else:
+            calls.append({"id": None, "name": None, "arguments": raw})
+    return calls
+
+
 def tool_reply(reply: dict[str, Any], url: str, wall: float,
                runtime: dict[str, Any], effective: dict[str, Any],
                tokens_source: TokenSource = "server") -> ToolReply:
@@ -35,14 +50,7 @@ def tool_reply(reply: dict[str, Any], url: str, wall: float,
     if not isinstance(message, dict):
         raise DriverError("infra", f"{url} answered without choices[0].message: "
                           f"{str(reply)[:200]!r}")
-    calls = []
-    for raw in message.get("tool_calls") or ():
-        function = raw.get("function") if isinstance(raw, dict) else None
-        if isinstance(function, dict):
-            calls.append({"id": raw.get("id"), "name": function.get("name"),
-                          "arguments": function.get("arguments")})
-        else:  # kept as received: the checker calls it malformed
-            calls.append({"id": None, "name": None, "arguments": raw})
+    calls = calls_of(message)
     found = reply.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     content = message.get("content")

@@ -3,14 +3,13 @@ every window of the bundled scenario, plus one past the trained window, through 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchrig.result import validate
 from tests.conftest import TASKS, Ran, benchrig
+from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
 
@@ -28,14 +27,6 @@ def scenario(folder: Path, name: str, steps: list[int]) -> Path:
     return path
 
 
-def load(folder: Path) -> list[dict[str, Any]]:
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        validate(data)
-        found.append(data)
-    return found
-
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Ran, dict[str, Any], Path]:
@@ -43,7 +34,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Ran, dict[str, Any], 
     task = scenario(tmp_path_factory.mktemp("tasks"), "context-past", [*WINDOWS, PAST])
     done = benchrig("run", str(task), "--model", "smollm2", "--threads", "1",
                     results_dir=folder, timeout=LONG_S)
-    (result,) = load(folder)
+    (result,) = valid_results(folder)
     return done, result, folder
 
 
@@ -131,6 +122,6 @@ def test_codes_differ_per_run(tmp_path: Path) -> None:
     done = benchrig("run", str(task), "--model", "smollm2", "--threads", "1", "--runs", "2",
                     results_dir=folder)
     assert done.code in (0, 1), done.stderr
-    results = load(folder)
+    results = valid_results(folder)
     codes = {s["code"] for r in results for s in steps_of(r)}
     assert len(results) == 2 and len(codes) == 2

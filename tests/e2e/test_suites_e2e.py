@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from benchrig.result import validate
 from tests.conftest import Ran, benchrig
+from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
 
@@ -20,14 +19,6 @@ MAX_TOKENS = "32"
 # on two busy cores run several times slower than one.
 THREADS = ("--threads", "1")
 
-
-def load(folder: Path) -> list[dict[str, Any]]:
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        validate(data)
-        found.append(data)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +32,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Ran, Path]:
 
 def test_every_suite_runs_and_every_result_validates(ran: tuple[Ran, Path]) -> None:
     done, folder = ran
-    results = load(folder)
+    results = valid_results(folder)
     assert done.code in (0, 1), done.stderr
     assert {r["suite"] for r in results} == set(SUITES)
     assert len(results) == 12 + 2 + 3
@@ -53,7 +44,7 @@ def test_every_suite_runs_and_every_result_validates(ran: tuple[Ran, Path]) -> N
 
 def test_answer_rules_leave_their_evidence(ran: tuple[Ran, Path]) -> None:
     _, folder = ran
-    for r in load(folder):
+    for r in valid_results(folder):
         if r["suite"] == "speed":
             continue
         sidecar = folder / r["transcript_file"]
@@ -73,7 +64,7 @@ def test_answer_rules_leave_their_evidence(ran: tuple[Ran, Path]) -> None:
 
 def test_speed_measures_with_thinking_off_and_no_truncation(ran: tuple[Ran, Path]) -> None:
     _, folder = ran
-    speed = [r for r in load(folder) if r["suite"] == "speed"]
+    speed = [r for r in valid_results(folder) if r["suite"] == "speed"]
     assert {r["task"] for r in speed} == {"speed-short-decode", "speed-sustained-512"}
     for r in speed:
         m = r["metrics"]
@@ -109,7 +100,7 @@ def test_runs_give_an_interval(tmp_path: Path) -> None:
     done = benchrig("run", "bat-and-ball", "letters-in-strawberry", "--runs", "2",
                     "--max-tokens", "24", *THREADS, results_dir=folder)
     assert done.code in (0, 1), done.stderr
-    results = load(folder)
+    results = valid_results(folder)
     assert sorted(r["task"] for r in results) == ["bat-and-ball"] * 2 + [
         "letters-in-strawberry"] * 2
     text = benchrig("summary", str(folder), results_dir=folder).stdout

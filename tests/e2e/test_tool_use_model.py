@@ -4,29 +4,20 @@ valid run with every turn's evidence."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchrig.local.serve import EmbeddedServer, ServerConfig
-from benchrig.result import validate
 from tests.conftest import benchrig
+from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
 
 CASES = ("tool-select-weather", "tool-nocall-arithmetic", "tool-twostep-weather-answer")
 MAX_TOKENS = "24"
 
-
-def results(folder: Path) -> list[dict[str, Any]]:
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        validate(data)
-        found.append(data)
-    return found
 
 
 def complete(found: list[dict[str, Any]], driver: str) -> None:
@@ -51,7 +42,7 @@ def test_in_process(results_dir: Path) -> None:
     ran = benchrig("run", *CASES, "--model", "smollm2", "--max-tokens", MAX_TOKENS,
                    results_dir=results_dir)
     assert ran.code in (0, 1), ran.stderr
-    complete(results(results_dir), "llamacpp")
+    complete(valid_results(results_dir), "llamacpp")
     assert "tool_use  task success" in ran.stdout and "structured calls" in ran.stdout
 
 
@@ -61,6 +52,6 @@ def test_through_benchrig_serve_and_the_openai_driver(results_dir: Path) -> None
                        "--provider", server.base_url, "--max-tokens", MAX_TOKENS,
                        results_dir=results_dir)
     assert ran.code in (0, 1), ran.stderr
-    found = results(results_dir)
+    found = valid_results(results_dir)
     complete(found, "openai")
     assert all(r["environment"]["runtime"]["name"] == "llama-cpp-python" for r in found)

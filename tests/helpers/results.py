@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
+from benchrig.result import validate
 from tests.conftest import ROOT
 
 EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())
@@ -20,3 +22,13 @@ def result(model: str, outcome: str, tps: float | None, ttft: float | None,
     r["metrics"].update(tokens_per_s=tps, ttft_ms=ttft, wall_s=2.0, cost_usd=cost,
                         tokens_per_s_floored=floored)
     return r
+
+
+def valid_results(folder: Path) -> list[dict[str, Any]]:
+    """Every result file in `folder`, in name order, each validated against the schema."""
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        validate(data)
+        found.append(data)
+    return found
