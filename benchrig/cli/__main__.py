@@ -1,0 +1,5 @@
+"""`python -m benchrig.cli`: the `benchrig` command."""
+
+from benchrig.cli import main
+
+main()

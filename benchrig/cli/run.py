@@ -1,0 +1,333 @@
+"""`benchrig run`: the tasks × models × runs of a command line, run by an executor, each
+result recorded and its verdict line printed."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from benchrig import paths
+from benchrig.core.errors import BenchRigError, UsageError
+from benchrig.textsafe import printable, stored
+from benchrig.ui import AttemptLine, RunProgress, error, info, warn
+
+if TYPE_CHECKING:
+    from benchrig.config import Config
+    from benchrig.core.task import TaskSpec
+    from benchrig.drivers.base import Driver
+    from benchrig.execute import AttemptSpec
+    from benchrig.runner import Overrides
+    from benchrig.sandbox import Confinement, SandboxPool
+
+from benchrig.cli.app import (
+    Argument,
+    ExecutorName,
+    Exit,
+    Option,
+    _load,
+    app,
+    echo,
+)
+
+
+@app.command(short_help="Run tasks on models; one result file per attempt.")
+def run(
+    tasks: Annotated[list[str] | None, Argument(
+        help="Task ids or files (default: every task, filtered by --suite).")] = None,
+    suite: Annotated[list[str] | None, Option("--suite", "-s",
+        help="Only tasks of this suite or imported pack (repeatable).")] = None,
+    pack: Annotated[list[str] | None, Option("--pack",
+        help="The tasks of this imported pack (repeatable; see `benchrig import`).")] = None,
+    model: Annotated[list[str] | None, Option("--model", "-m",
+        help="Model name or .gguf path (repeatable). [default: smollm2]")] = None,
+    driver: Annotated[str, Option("--driver", "--agent", "-d",
+        help="Agent or runtime that answers (see `benchrig list`).")] = "llamacpp",
+    provider: Annotated[str | None, Option("--provider", "-p",
+        help="Agent provider, runtime base URL, or (replay) the answer file. [default: "
+             "local for pi on an embedded model (smollm2, a .gguf), else none: the "
+             "agent's own, OLLAMA_HOST for ollama]")] = None,
+    runs: Annotated[int, Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
+    results_dir: Annotated[Path | None, Option(help="Where result files go. [default: "
+        "$BENCHRIG_RESULTS_DIR, else results/ in this checkout]")] = None,
+    temperature: Annotated[float | None, Option(min=0.0, max=2.0,
+        help="Sampling temperature. [default: the task's temperature, else 0.0]")] = None,
+    max_tokens: Annotated[int | None, Option(min=1,
+        help="Token budget of the answer. [default: the task's max_tokens, else 1024; times "
+             "thinking_token_multiplier for a thinking model (benchrig.toml)]")] = None,
+    context_size: Annotated[int | None, Option(min=256,
+        help="Context window. [default: 4096, or max_tokens + 2048 when larger]")] = None,
+    threads: Annotated[int | None, Option(min=1,
+        help="CPU threads of the embedded model. [default: every usable core but one]")
+                       ] = None,
+    think: Annotated[bool | None, Option("--think/--no-think",
+        help="Force thinking on or off. [default: benchrig.toml's per-suite setting, else "
+             "the model's own]")] = None,
+    seed: Annotated[int, Option(min=0, max=2**31 - 1,
+        help="Base seed: run k of a task is sent seed + k (where the runtime takes one).")
+                    ] = 0,
+    config: Annotated[Path | None, Option("--config",
+        help="Settings file. [default: ./benchrig.toml if present]")] = None,
+    require_isolation: Annotated[bool, Option("--require-isolation",
+        help="Refuse to run (exit 2) unless candidate code gets full isolation (bubblewrap "
+             "under a dedicated uid) and an agent can be confined (see docs/security.md).")
+                           ] = False,
+    pass_env: Annotated[list[str] | None, Option("--pass-env", metavar="NAME",
+        help="Also give an agent this host environment variable (repeatable); by default it "
+             "gets only its provider's, locale, proxy and terminal variables "
+             "(see docs/agents.md).")] = None,
+    retry_errors: Annotated[bool, Option("--retry-errors",
+        help="Run again only the attempts of this selection (tasks, models, driver, "
+             "provider) whose latest result in the results folder is an error.")] = False,
+    jobs: Annotated[int, Option("--jobs", "-j", min=1,
+        help="Attempts in flight at once (HTTP runtimes, agents); the embedded model runs "
+             "one attempt at a time, speed and context tasks run alone.")] = 1,
+    resume: Annotated[bool, Option("--resume",
+        help="Skip every attempt that already has a result in the results folder (same "
+             "task hash, model, driver, provider, settings, label and run); with "
+             "--retry-errors, also run again those whose latest result is an error.")
+                      ] = False,
+    label: Annotated[str | None, Option("--label", metavar="NAME",
+        help="A name for this experiment, recorded in every result.")] = None,
+    executor: Annotated[ExecutorName, Option("--executor",
+        help="Where attempts run: threads of this process, or a Ray cluster (pip install "
+             "'.[ray]'; see docs/scale-out.md).")] = "local",
+    ray_address: Annotated[str | None, Option("--ray-address", metavar="ADDR",
+        help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
+             "for the run).")
+                           ] = None,
+) -> None:
+    """Run tasks on models; write one result file per attempt; print the per-model table."""
+    from benchrig import sandbox
+    from benchrig.config import load_config
+
+    out_dir = results_dir or paths.results_dir()
+    chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
+                                            out_dir, driver, require_isolation)
+    models = model or ["smollm2"]
+    provider = _provider(driver, provider, models)
+    for name in models:
+        engine.preflight(name, provider)
+    # the first sandbox is launched now, to boot while the runner and the report load
+    sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
+        t.check_type == "tests" for t in chosen)))
+    sandboxes.warm()
+    from benchrig.checks import load_checks
+
+    # every check this run needs loads before anything runs or is written: a plugin that
+    # cannot load stops the run here (the runner's own call, before each driver, is cached)
+    load_checks({t.check_type for t in chosen if t.check_type}
+                if engine.kind == "replay" else None)
+    from benchrig.packs.scores import pack_report
+    from benchrig.report import render
+    from benchrig.runner import Overrides
+
+    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
+    settings_file = load_config(config)
+    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
+    if not plan:
+        return
+    results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
+                        tuple(pass_env or ()), sandboxes,
+                        Matrix(jobs, resume, retry_errors, stored(label) if label else None,
+                               executor, ray_address))
+    if not results:  # resumed, and every attempt already had its result
+        return
+    echo("")
+    echo(render(results, "table"), nl=False)
+    echo(pack_report(results), nl=False)
+    if any(r["result"] in ("fail", "error") for r in results):
+        raise Exit(1)
+
+
+def _provider(driver: str, provider: str | None, models: list[str]) -> str | None:
+    """The provider given, or `local` for pi on the embedded model (said on stderr)."""
+    from benchrig.execute.plan import default_provider
+
+    chosen = default_provider(driver, provider, models)
+    if chosen != provider:
+        info(f"{driver}: provider {chosen} (the embedded model, served by BenchRig)")
+    return chosen
+
+
+def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: str,
+              require_isolation: bool
+              ) -> tuple[list[TaskSpec], Driver, Confinement | None]:
+    """The tasks chosen, the driver, and the sandbox's confinement (None when no candidate
+    code will run and isolation is not required); refused here, before anything runs, when
+    the selection is empty or isolation is required and missing."""
+    from benchrig import sandbox
+    from benchrig.drivers import get_driver
+    from benchrig.result import check_results_dir
+
+    check_results_dir(out_dir)
+    chosen = _load(selectors, suites)
+    if not chosen:
+        raise BenchRigError("no task matches the selection")
+    engine = get_driver(driver)
+    if engine.kind == "agent":
+        from benchrig.drivers import confine
+        _require(confine.warning(confine.detect()), require_isolation)
+    confinement = None  # detected only when candidate code will run, or isolation is required
+    if require_isolation or any(t.check_type == "tests" for t in chosen):
+        confinement = sandbox.detect()
+        _require(sandbox.warning(confinement), require_isolation)
+    return chosen, engine, confinement
+
+
+def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, driver: str,
+          provider: str | None, retry_errors: bool) -> list[tuple[TaskSpec, str, int]]:
+    """Every (task, model, run index) of the selection; with --retry-errors only those whose
+    latest result is an error (said on stderr; none: nothing to run)."""
+    from benchrig.runner import matrix
+
+    if not retry_errors:
+        return list(matrix(chosen, models, runs))
+    plan = _errored(chosen, models, driver, provider, out_dir)
+    if not plan:
+        info(f"nothing to retry: no attempt of this selection in {out_dir} ends in an error")
+    else:
+        info(f"retrying {len(plan)} attempt{'s' if len(plan) != 1 else ''} whose latest "
+             f"result is an error")
+    return plan
+
+
+def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
+              provider: str | None, overrides: Overrides, settings_file: Config,
+              out_dir: Path, pass_env: tuple[str, ...], sandboxes: SandboxPool,
+              how: Matrix) -> list[dict[str, Any]]:
+    """The plan's attempts run by the executor (see benchrig/execute), each verdict line
+    printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
+    of how far it got and how to resume, exit 130."""
+    from benchrig.execute import LocalExecutor, Slot
+    from benchrig.execute.folder import held
+    from benchrig.execute.plan import attempt_specs
+    from benchrig.runner import Produced, UnrecordedAttempt, perform, record, settings_for
+
+    specs = attempt_specs(plan, engine.name, driver, provider,
+                          lambda task, model, run: settings_for(
+                              task, overrides, model=model, config=settings_file,
+                              run_index=run),
+                          out_dir, pass_env, how.label, how.jobs)
+    results: list[dict[str, Any]] = []
+    with held(out_dir) as removed:
+        if removed:
+            info(f"removed {len(removed)} half-written file(s) an interrupted run left in "
+                 f"{out_dir}")
+        if how.resume:
+            specs = _resumed(specs, out_dir, how.retry_errors)
+            if not specs:
+                sandboxes.close()
+                return results
+        sandboxes.expect(sum(spec.task.check_type == "tests" for spec in specs)
+                         if how.executor == "local" else 0)
+        with RunProgress(len(specs)) as bar, sandboxes:
+            def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
+                return slot.in_flight, perform(spec, slot, engine, sandboxes)
+
+            def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
+                in_flight, produced = outcome
+                notes = {"label": spec.label,
+                         "settings": {"jobs": spec.jobs, "in_flight": in_flight}}
+                try:
+                    attempt = record(produced, out_dir, spec.run_index, notes)
+                except UnrecordedAttempt as exc:  # counted as an error; the run goes on
+                    bar.advance("error")
+                    error(str(exc))
+                    results.append(exc.result)
+                    return
+                r = attempt.result
+                bar.advance(r["result"])
+                echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
+                results.append(r)
+
+            def watch(spec: AttemptSpec) -> AttemptLine:
+                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
+                                   f"{spec.model} · {driver}")
+
+            try:
+                if how.executor == "ray":
+                    from benchrig import remote
+                    from benchrig.execute.raycluster import RayExecutor
+
+                    RayExecutor(how.jobs, how.ray_address, remote.lost).run(
+                        specs, remote.attempt, done, watch)
+                else:
+                    LocalExecutor(how.jobs).run(specs, work, done, watch)
+            except KeyboardInterrupt:
+                bar.close()
+                again = _resume_command()
+                info(f"interrupted after {bar.done}/{len(specs)}"
+                     + (f"; resume with {again}" if again else ""))
+                raise Exit(130) from None
+    return results
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """How `benchrig run` runs its plan: --jobs, --resume, --retry-errors, --label,
+    --executor, --ray-address."""
+
+    jobs: int = 1
+    resume: bool = False
+    retry_errors: bool = False
+    label: str | None = None
+    executor: str = "local"  # or ray (benchrig/execute/raycluster.py)
+    ray_address: str | None = None
+
+
+def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
+             ) -> list[AttemptSpec]:
+    """The attempts without a result in `out_dir` yet (said on stderr)."""
+    from benchrig.execute.resume import remaining
+    from benchrig.result import load_results
+
+    left = remaining(specs, load_results([out_dir]).results, retry_errors)
+    info(f"resuming: {len(specs) - len(left)} of {len(specs)} attempts already have a "
+         f"result in {out_dir}; {len(left)} to run")
+    return left
+
+
+def _resume_command() -> str | None:
+    """The command line that was run, with --resume: what continues it (None for
+    scripts/runner.py, which runs one attempt and has no --resume)."""
+    import shlex
+
+    program = Path(sys.argv[0]).name
+    if program not in ("benchrig", "__main__.py", "cli.py"):
+        return None
+    words = ["benchrig", *sys.argv[1:]]
+    if "--resume" not in words:
+        words.append("--resume")
+    return shlex.join(words)
+
+
+def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: str) -> str:
+    """One attempt's line on stdout; every part that came from outside made printable, so a
+    candidate cannot start a line of its own or move the cursor."""
+    checked = r["checks"]["total"] and r["result"] != "error"
+    checks = f" ({r['checks']['passed']}/{r['checks']['total']} checks)" if checked else ""
+    flag = " ⚠ truncated" if r["truncated"] else ""
+    return (f"{printable(task)} {printable(model)} {printable(driver)}: {r['result']}{checks}"
+            f"{flag} — {printable(str(r['notes']))} → {printable(path)}")
+
+
+def _errored(chosen: list[TaskSpec], models: list[str], driver: str, provider: str | None,
+             out_dir: Path) -> list[tuple[TaskSpec, str, int]]:
+    """(task, model, run index) of each attempt whose latest result in `out_dir` is an error."""
+    from benchrig.attempts import errored
+    from benchrig.result import load_results
+
+    by_id = {task.id: task for task in chosen}
+    keys = errored(load_results([out_dir]).results, set(by_id), set(models), driver, provider)
+    return [(by_id[task], model, run) for task, model, run in keys]
+
+
+def _require(note: str | None, required: bool) -> None:
+    """Warn once about a confinement gap (`note`); refuse it if isolation is required."""
+    if note is None:
+        return
+    if required:
+        raise UsageError(f"--require-isolation: {note}")
+    warn(note)

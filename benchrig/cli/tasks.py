@@ -1,0 +1,42 @@
+"""`benchrig validate` and `benchrig list`, and the tasks a command line names."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from benchrig.textsafe import printable
+
+if TYPE_CHECKING:
+    pass
+
+from benchrig.cli.app import (
+    Argument,
+    _tasks,
+    app,
+    echo,
+)
+
+
+@app.command(short_help="Check task files against the task schema.")
+def validate(
+    paths_: Annotated[list[str] | None, Argument(metavar="[PATHS]...",
+        help="Task files, ids or folders (default: tasks/).")] = None,
+) -> None:
+    """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
+    loaded = _tasks(paths_ or [])
+    echo(f"{len(loaded)} task(s) valid")
+
+
+
+@app.command("list", short_help="The tasks, the imported packs and the drivers.")
+def list_() -> None:
+    """The bundled tasks, the imported packs and the registered drivers."""
+    from benchrig.drivers import known
+    from benchrig.packs import installed
+
+    for task in _tasks([]):
+        echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
+    for name, meta in installed().items():
+        echo(f"{'pack':10} {printable(name):20} {meta.get('problems')} tasks, "
+                   f"{printable(str(meta.get('suite')))} (--pack {printable(name)})")
+    echo(f"\ndrivers: {', '.join(known())}")
