@@ -114,7 +114,10 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     assert len(updates) >= m["output_tokens"]
     assert all("partial" not in e["assistantMessageEvent"] for e in updates)
     assert not Path(events[0]["cwd"]).exists()  # the workspace is gone
-    assert list(user_home.iterdir()) == []  # the user's ~/.pi was never touched
+    # the user's ~/.pi was never touched (BenchRig's own ~/.cache/benchrig may be: the
+    # sandbox's proven isolation, docs/security.md)
+    assert [p.relative_to(user_home) for p in user_home.rglob("*")
+            if not p.is_relative_to(user_home / ".cache" / "benchrig")] in ([], [Path(".cache")])
     assert ours() <= before  # no pi, no server left behind
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from benchrig import cli, runner
 from benchrig import result as result_module
+from benchrig.cli.run import verdict_line
 from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.jsonsafe import json_safe
@@ -296,7 +297,7 @@ def test_result_files_are_outside_text_to_every_renderer(form: str) -> None:
 
 def test_the_cli_verdict_line_shows_outside_text_on_one_line() -> None:
     r = hostile_result("coding", "lru-cache")
-    line = cli.verdict_line("lru-cache", "m", "replay", r, "results/x.json")
+    line = verdict_line("lru-cache", "m", "replay", r, "results/x.json")
     assert "\n" not in line
     clean(line)
 
