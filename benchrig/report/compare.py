@@ -14,7 +14,7 @@ from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
 from benchrig.plausible import credible
 from benchrig.report.render_json import estimate
-from benchrig.report.select import settings_key, variant_names
+from benchrig.report.select import settings_keys, variant_names
 from benchrig.report.stats import (
     Estimate,
     TaskCount,
@@ -62,7 +62,7 @@ def _side(name: str, results: list[Result]) -> Side:
             ttft[key] = value
         if (value := mean_known(f.get("tokens_per_s") for f in figures)) is not None:
             decode[key] = value
-    names = variant_names(settings_key(r) for r in results)
+    names = variant_names(settings_keys(results))
     pooled = tuple(sorted(n for n in names.values() if n)) if len(names) > 1 else ()
     return Side(name, len(results), counts, ttft, decode, pooled)
 

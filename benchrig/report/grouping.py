@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from benchrig.attempts import Result, without_retried_errors
 from benchrig.plausible import credible
-from benchrig.report.select import SettingsKey, settings_key, variant_names
+from benchrig.report.select import SettingsKey, settings_keys, variant_names
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,12 @@ def grouped(results: list[Result]) -> list[Group]:
     error that a later result of the same attempt replaced (`--retry-errors`) is left out.
     Each result's `metrics` are its credible ones (plausible.credible)."""
     groups: dict[tuple[str, str], dict[SettingsKey, list[Result]]] = {}
-    for result in without_retried_errors(results):
+    kept = without_retried_errors(results)
+    for result, key in zip(kept, settings_keys(kept), strict=True):
         # the figures' plausibility is judged here, once per result, not at every mean
         checked = {**result, "metrics": credible(result["metrics"])}
         groups.setdefault((result["model"], result["agent"]), {}).setdefault(
-            settings_key(result), []).append(checked)
+            key, []).append(checked)
     found = []
     for (model, agent), variants in sorted(groups.items()):
         names = variant_names(variants)

@@ -5,7 +5,7 @@ changed between results."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +76,28 @@ def settings_key(result: Result) -> SettingsKey:
     settings = result["settings"]
     return (*(settings.get(f"{name}_requested", settings.get(name))
               for name in OUTCOME_SETTINGS), result.get("label"))
+
+
+def settings_keys(results: Sequence[Result]) -> list[SettingsKey]:
+    """Each result's row key (`settings_key`) keeping, of the outcome settings, only those
+    that take more than one value for one task of one model and agent: a value a task or a
+    suite sets for itself (a speed task's max tokens, a suite's think default) differs
+    between tasks and tells no experiment apart; temperature 0 and 0.7 on the same task do.
+    The label always counts."""
+    keys = [settings_key(r) for r in results]
+    values: dict[tuple[Any, Any, Any], list[set[Any]]] = {}
+    for result, key in zip(results, keys, strict=True):
+        seen = values.setdefault((result["model"], result["agent"], result["task"]),
+                                 [set() for _ in OUTCOME_SETTINGS])
+        for found, value in zip(seen, key, strict=False):
+            found.add(repr(value))
+    varying: dict[tuple[Any, Any], set[int]] = {}
+    for (model, agent, _), seen in values.items():
+        varying.setdefault((model, agent), set()).update(
+            i for i, found in enumerate(seen) if len(found) > 1)
+    return [(*(value if i in varying[(r["model"], r["agent"])] else None
+               for i, value in enumerate(key[:-1])), key[-1])
+            for r, key in zip(results, keys, strict=True)]
 
 
 def _shown(value: Any) -> str:

@@ -34,7 +34,7 @@ def attempt(model: str, task: str, outcome: str, run: int = 0, suite: str = "rea
     r["metrics"].update(ttft_ms=ttft_ms, answer_ttft_ms=ttft_ms, tokens_per_s=tokens_per_s)
     for key, value in changes.items():
         if key in ("temperature", "max_tokens", "context_size", "think"):
-            r["settings"][key] = value
+            r["settings"][key] = r["settings"][f"{key}_requested"] = value
         else:
             r[key] = value
     return r

@@ -74,6 +74,18 @@ def test_results_of_other_settings_are_never_one_row(tmp_path: Path) -> None:
     assert lines[4].startswith("solo ") and "[" not in lines[4].split()[0]
 
 
+def test_settings_a_task_or_suite_sets_for_itself_do_not_split_a_model() -> None:
+    """A speed task's own max tokens and a suite's think default differ between tasks, not
+    between experiments: one row. The same task at two temperatures: two rows."""
+    results = [attempt("m", "t1", "pass", max_tokens=1024, think=None),
+               attempt("m", "t2", "pass", max_tokens=1024, think=None),
+               attempt("m", "fast", "pass", suite="speed", max_tokens=512, think=False)]
+    assert [g.name for g in grouped(results)] == ["m"]
+    results.append(attempt("m", "t1", "fail", run=1, max_tokens=1024, think=None,
+                           temperature=0.7))
+    assert [g.name for g in grouped(results)] == ["m [temperature 0]", "m [temperature 0.7]"]
+
+
 def test_a_changed_task_is_said_with_its_count(tmp_path: Path) -> None:
     """Results of an edited task (another task_hash) are pooled in a row: never silently."""
     results = [attempt("m", "t1", "pass"), attempt("m", "t2", "pass"),
