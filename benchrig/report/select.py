@@ -16,6 +16,7 @@ Result = dict[str, Any]
 # The settings that change an outcome: results that differ in one are never one row.
 OUTCOME_SETTINGS = ("temperature", "max_tokens", "think", "context_size")
 SettingsKey = tuple[Any, ...]
+_ASKED = tuple((f"{name}_requested", name) for name in OUTCOME_SETTINGS)
 
 
 def parse_since(text: str) -> dt.datetime:
@@ -74,8 +75,8 @@ def settings_key(result: Result) -> SettingsKey:
     (`<name>_requested`), not those a runtime confirmed: an attempt that failed before
     anything was sent confirms none, and still belongs to its experiment's row."""
     settings = result["settings"]
-    return (*(settings.get(f"{name}_requested", settings.get(name))
-              for name in OUTCOME_SETTINGS), result.get("label"))
+    return (*(settings[asked] if asked in settings else settings.get(name)
+              for asked, name in _ASKED), result.get("label"))
 
 
 def settings_keys(results: Sequence[Result]) -> list[SettingsKey]:
@@ -85,18 +86,17 @@ def settings_keys(results: Sequence[Result]) -> list[SettingsKey]:
     between tasks and tells no experiment apart; temperature 0 and 0.7 on the same task do.
     The label always counts."""
     keys = [settings_key(r) for r in results]
-    values: dict[tuple[Any, Any, Any], list[set[Any]]] = {}
-    for result, key in zip(results, keys, strict=True):
-        seen = values.setdefault((result["model"], result["agent"], result["task"]),
-                                 [set() for _ in OUTCOME_SETTINGS])
-        for found, value in zip(seen, key, strict=False):
-            found.add(repr(value))
+    count = len(OUTCOME_SETTINGS)
+    first: dict[tuple[Any, Any, Any], SettingsKey] = {}  # per task: the first key seen
     varying: dict[tuple[Any, Any], set[int]] = {}
-    for (model, agent, _), seen in values.items():
-        varying.setdefault((model, agent), set()).update(
-            i for i, found in enumerate(seen) if len(found) > 1)
-    return [(*(value if i in varying[(r["model"], r["agent"])] else None
-               for i, value in enumerate(key[:-1])), key[-1])
+    for result, key in zip(results, keys, strict=True):
+        seen = first.setdefault((result["model"], result["agent"], result["task"]), key)
+        if seen is not key and seen[:count] != key[:count]:
+            varying.setdefault((result["model"], result["agent"]), set()).update(
+                i for i in range(count) if seen[i] != key[i])
+    unset = (None,) * count
+    return [(*(key[i] if i in counted else None for i in range(count)), key[-1])
+            if (counted := varying.get((r["model"], r["agent"]))) else (*unset, key[-1])
             for r, key in zip(results, keys, strict=True)]
 
 
