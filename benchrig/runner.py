@@ -14,8 +14,6 @@ from benchrig import __version__
 from benchrig.checks import load_checks
 from benchrig.checks.judge import judge, unjudged
 from benchrig.config import Config
-from benchrig.context_run import context_attempt
-from benchrig.conversation import converse
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError
@@ -245,7 +243,9 @@ def _driven(driver: Driver, request: DriverRequest, task: TaskSpec
     A tool case is a conversation of planned turns (benchrig.conversation)."""
     deadline = request.deadline
     try:
-        if is_tool_case(task.frontmatter):
+        if is_tool_case(task.frontmatter):  # imported here: most runs hold no tool case
+            from benchrig.conversation import converse
+
             return converse(driver, request, task), None
         return driver.run(request), None
     except DriverError as exc:
@@ -326,6 +326,8 @@ def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
     started = utc_now()
     verdict, check_s = None, None
     if task.suite == "context":  # every window of the scenario, each judged (context_run)
+        from benchrig.context_run import context_attempt  # only the context suite needs it
+
         settings, output, error, verdict = context_attempt(task, driver, request)
     else:
         output, error = _driven(driver, request, task)
