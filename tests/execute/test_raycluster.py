@@ -7,7 +7,6 @@ no Ray process left behind."""
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import signal
 import socket
@@ -25,6 +24,7 @@ import pytest
 from benchrig.local.serve import free_port
 from benchrig.result import load_results
 from tests.conftest import ROOT, SOLUTIONS, Ran, answer_file, benchrig, fenced
+from tests.helpers.paced import paced
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install '.[ray]' "
                                   "(make test installs it)")
@@ -140,17 +140,8 @@ def test_the_embedded_model_runs_one_attempt_at_a_time_per_worker_loaded_once(
 @pytest.fixture
 def slow_server() -> Iterator[str]:
     """bench/paced_server.py answering each request 3 s after it arrives."""
-    cfg = {"delay_s": 3.0, "rate": 100_000, "tokens": 8, "thinking": 0, "per_event": 4,
-           "per_write": 64, "num_ctx": 4096}
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "paced_server.py"),
-                             str(port), json.dumps(cfg)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with paced(3.0) as url:
+        yield url
 
 
 def attempting_workers(mark: str) -> list[int]:
@@ -166,19 +157,30 @@ def attempting_workers(mark: str) -> list[int]:
     return busy
 
 
-def test_a_worker_killed_mid_attempt_is_an_infra_error_and_resume_completes(
-        cluster: Cluster, slow_server: str, tmp_path: Path) -> None:
-    results_dir = tmp_path / "results"
-    args = ["run", "bat-and-ball", "-d", "openai", "-p", slow_server, "-m", "paced",
-            "--runs", "4", "-j", "2", "--executor", "ray", "--ray-address", cluster.address]
+def started_on_the_cluster(cluster: Cluster, server: str, results_dir: Path, runs: int
+                           ) -> tuple[subprocess.Popen[str], list[int]]:
+    """`benchrig run` of bat-and-ball against `server` on the cluster, returned once one of
+    its workers is attempting (with the pids of those that are)."""
+    args = ["run", "bat-and-ball", "-d", "openai", "-p", server, "-m", "paced",
+            "--runs", str(runs), "-j", "2", "--executor", "ray", "--ray-address",
+            cluster.address]
     env = {**os.environ, "BENCHRIG_RESULTS_DIR": str(results_dir)}
     cli = subprocess.Popen([sys.executable, "-m", "benchrig.cli", *args], cwd=ROOT, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (busy := attempting_workers(os.environ[MARK])):
+        if time.monotonic() >= deadline or cli.poll() is not None:
+            cli.kill()
+            raise AssertionError("no attempt started")
+        time.sleep(0.1)
+    return cli, busy
+
+
+def test_a_worker_killed_mid_attempt_is_an_infra_error_and_resume_completes(
+        cluster: Cluster, slow_server: str, tmp_path: Path) -> None:
+    results_dir = tmp_path / "results"
+    cli, busy = started_on_the_cluster(cluster, slow_server, results_dir, runs=4)
     try:
-        deadline = time.monotonic() + 120
-        while not (busy := attempting_workers(os.environ[MARK])):
-            assert time.monotonic() < deadline and cli.poll() is None, "no attempt started"
-            time.sleep(0.1)
         os.kill(busy[0], signal.SIGKILL)  # a worker process of this test's cluster
         _, err = cli.communicate(timeout=240)
     finally:
@@ -208,16 +210,8 @@ def test_a_worker_killed_mid_attempt_is_an_infra_error_and_resume_completes(
 def test_ctrl_c_stops_what_is_in_flight_and_writes_nothing(
         cluster: Cluster, slow_server: str, tmp_path: Path) -> None:
     results_dir = tmp_path / "results"
-    args = ["run", "bat-and-ball", "-d", "openai", "-p", slow_server, "-m", "paced",
-            "--runs", "2", "-j", "2", "--executor", "ray", "--ray-address", cluster.address]
-    env = {**os.environ, "BENCHRIG_RESULTS_DIR": str(results_dir)}
-    cli = subprocess.Popen([sys.executable, "-m", "benchrig.cli", *args], cwd=ROOT, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cli, busy = started_on_the_cluster(cluster, slow_server, results_dir, runs=2)
     try:
-        deadline = time.monotonic() + 120
-        while not (busy := attempting_workers(os.environ[MARK])):
-            assert time.monotonic() < deadline and cli.poll() is None, "no attempt started"
-            time.sleep(0.1)
         cli.send_signal(signal.SIGINT)
         _, err = cli.communicate(timeout=60)
     finally:
