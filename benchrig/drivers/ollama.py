@@ -10,6 +10,7 @@ from typing import Any
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError
 from benchrig.core.metrics import TokenSource
+from benchrig.core.settings import Settings
 from benchrig.core.tools import ToolReply, ToolsUnsupported
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
@@ -134,6 +135,18 @@ def _cut(error: DriverError, collector: StreamCollector, read: StreamRead,
         metrics, {"name": "ollama"}), phase=error.phase)
 
 
+def ollama_options(s: Settings) -> dict[str, Any]:
+    """The request's `options`: window, budget, temperature, and the seed and threads when
+    set (a chat and a tool turn send the same ones)."""
+    options: dict[str, Any] = {"num_ctx": s.context_size, "num_predict": s.max_tokens,
+                               "temperature": s.temperature}
+    if s.seed is not None:
+        options["seed"] = s.seed
+    if s.threads is not None:
+        options["num_thread"] = s.threads
+    return options
+
+
 class OllamaDriver:
     """Provider slot = Ollama's base URL (default OLLAMA_HOST or http://127.0.0.1:11434)."""
 
@@ -166,12 +179,7 @@ class OllamaDriver:
                                   "model_info <arch>.context_length)")
             can_think = "thinking" in capabilities if isinstance(capabilities, list) else None
             think = s.think if s.think is not None and can_think else None
-            options: dict[str, Any] = {"num_ctx": s.context_size, "num_predict": s.max_tokens,
-                                       "temperature": s.temperature}
-            if s.seed is not None:
-                options["seed"] = s.seed
-            if s.threads is not None:
-                options["num_thread"] = s.threads
+            options = ollama_options(s)
             # A different num_ctx makes Ollama reload the model: do that untimed, first.
             before = _loaded(http, root, model, deadline)
             warmup: dict[str, Any] | None = None
@@ -289,12 +297,7 @@ class OllamaDriver:
             if isinstance(capabilities, list) and "tools" not in capabilities:
                 raise ToolsUnsupported(f"Ollama model {model!r} lacks the tools capability "
                                        f"(capabilities: {', '.join(map(str, capabilities))})")
-            options: dict[str, Any] = {"num_ctx": s.context_size, "num_predict": s.max_tokens,
-                                       "temperature": s.temperature}
-            if s.seed is not None:
-                options["seed"] = s.seed
-            if s.threads is not None:
-                options["num_thread"] = s.threads
+            options = ollama_options(s)
             before = _loaded(http, root, model, deadline)
             if before is None or before.get("context_length") != s.context_size:
                 deadline.spend("warm-up")  # untimed, and outside every rate
