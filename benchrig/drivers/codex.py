@@ -33,6 +33,7 @@ class CodexParser(StreamParser):
     def __init__(self) -> None:
         super().__init__()
         self.usage: dict[str, Any] | None = None
+        self.ignored: dict[str, Any] | None = None  # the usage reported after a tool ran
         self.turns = 0
         self.failed: str | None = None
         self.pending_error: str | None = None  # an error event not followed by a finished turn
@@ -42,11 +43,17 @@ class CodexParser(StreamParser):
         run = self.run
         if kind == "item.completed":
             self._item(t, event.get("item") or {})
+        elif kind == "item.started" and (event.get("item") or {}).get("type") in TOOL_ITEMS:
+            run.tool_began(t)
         elif kind == "turn.completed":
             self.turns += 1
             self.pending_error = None
             if isinstance(event.get("usage"), dict):
-                self.usage = event["usage"]  # the thread's running total
+                if run.figures_trusted:
+                    self.usage = event["usage"]  # the thread's running total
+                    run.decode_end_s = t
+                else:  # after a tool ran: a tool can print this line itself
+                    self.ignored = event["usage"]
             run.completed = True
         elif kind == "turn.failed":
             self.failed = str((event.get("error") or {}).get("message") or "turn failed")
@@ -66,6 +73,7 @@ class CodexParser(StreamParser):
             run.answer = str(item.get("text") or "")
         elif kind in TOOL_ITEMS:
             run.saw_answer(t)
+            run.tool_began(t)
             details = {k: v for k, v in item.items()
                        if k not in ("id", "type", "aggregated_output")}
             run.tool_calls.append({"id": item.get("id"), "name": kind, "arguments": details})
@@ -84,9 +92,11 @@ class CodexParser(StreamParser):
             run.input_source = run.output_source = "server"
         else:
             run.unreadable("output_tokens", usage.get("output_tokens"))
+        if self.ignored is not None:  # codex reports usage only when its turn ends
+            run.untrusted("input_tokens", "output_tokens")
         run.cost_source = "codex reports no cost"
         run.engine.update({"ttft_basis": TTFT_BASIS, "usage": self.usage,
-                           "items": run.deltas})
+                           "usage_not_counted": self.ignored, "items": run.deltas})
         return run
 
 
