@@ -36,8 +36,8 @@ def victim() -> Iterator[tuple[Path, Path]]:
     """Another attempt of this process, running at once: its workspace holding its solution,
     and its private home holding pi's models.json."""
     with Workspace() as workspace:
-        home = Path(tempfile.mkdtemp(prefix="benchrig-agent-home-",
-                                     dir=confine.attempts_folder()))
+        # beside it, where this process makes every agent's home
+        home = Path(tempfile.mkdtemp(prefix="benchrig-agent-home-", dir=workspace.path.parent))
         try:
             (workspace.path / "solution.py").write_text("VICTIM = 'right'\n")
             (home / ".pi" / "agent").mkdir(parents=True)
@@ -61,7 +61,7 @@ def test_concurrent_agents_never_share_a_writable_folder(
             "rewrite": [str(solution), str(models)],
             "write": [str(workspace / "planted.py"), f"/tmp/planted-{token}",
                       f"/var/tmp/planted-{token}"],
-            "list": [str(confine.attempts_folder()), "/tmp", "/var/tmp"]}
+            "list": [str(workspace.parent), "/tmp", "/var/tmp"]}
     try:
         r, seen = snoop(monkeypatch, tmp_path, plan)
     finally:
@@ -77,7 +77,7 @@ def test_concurrent_agents_never_share_a_writable_folder(
     # its own /tmp and /var/tmp take what it writes, and nothing of it reaches the host's
     assert set(seen["write"].values()) == {"ok"}
     assert not any(Path(p).exists() for p in seen["write"])
-    listed = seen["list"][str(confine.attempts_folder())]
+    listed = seen["list"][str(workspace.parent)]
     assert workspace.name not in listed and home.name not in listed
     assert len(listed) == 2  # only its own workspace and home are bound in
     assert not any(f"benchrig-left-{token}" in entries for entries in seen["list"].values())
