@@ -85,7 +85,7 @@ def test_codex_usage_after_a_command_ran_is_not_counted() -> None:
                                                            "output_tokens": 120}})
     run = parser.finish()
     assert run.output_tokens is None and run.input_tokens is None
-    assert "first tool ran" in run.rejected["output_tokens"]
+    assert "after the tools the model ran" in run.rejected["output_tokens"]
 
 
 def test_claude_totals_after_a_tool_are_not_counted() -> None:
