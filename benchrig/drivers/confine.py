@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -34,8 +35,9 @@ CONFIG_VARS = ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR")
 HOME_SECRETS = (".claude", ".codex", ".pi", ".ssh", ".gnupg", ".aws", ".config/gh", ".ray")
 # Ray's session folders (its ports, sockets, logs): hidden wherever they are set to live
 RAY_FOLDER_VARS = ("RAY_TMPDIR",)
-# The processes of a Ray node: where one runs, an agent on the host's network can join it.
-RAY_NODE_PROCESSES = (b"raylet", b"gcs_server")
+# The socket a Ray node's raylet listens on: where one is, an agent on the host's network
+# can join its cluster.
+RAYLET_SOCKET = re.compile(rb"/\S*/session_[^/\s]*/sockets/raylet$", re.MULTILINE)
 XDG_VARS = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 SCRATCH = ("/tmp", "/var/tmp")
 TRIAL_TIMEOUT_S = 30
@@ -197,22 +199,21 @@ def plan(*, workspace: Path, home: Path, agent_binary: str, private: Iterable[Pa
 
 
 def ray_node() -> str | None:
-    """Why no agent may run here, if this host runs a Ray node: a confined agent shares the
-    host's network, so with the cluster's address it could join it and run a task outside its
-    confinement (as the worker's user, in the host's namespaces)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            name = (entry / "comm").read_bytes().strip()
-        except OSError:  # gone meanwhile
-            continue
-        if name in RAY_NODE_PROCESSES:
-            return (f"this host runs a Ray node ({name.decode()}, pid {entry.name}): an agent "
-                    "shares the host's network and could join the cluster and run tasks "
-                    "outside its confinement, so no agent attempt runs here (run agents where "
-                    "no Ray node runs; see docs/security.md#agents)")
-    return None
+    """Why no agent may run here, if a Ray node runs in this network namespace (the one a
+    confined agent shares): with the cluster's address it could join it and run a task outside
+    its confinement (as the worker's user, in the host's namespaces). A raylet listens on a
+    Unix socket `<session>/sockets/raylet`, which /proc/net/unix lists (one read, ~0.4 ms)."""
+    try:
+        with open("/proc/net/unix", "rb") as listing:
+            found = RAYLET_SOCKET.search(listing.read())
+    except OSError:  # no /proc: nothing to tell
+        return None
+    if found is None:
+        return None
+    return (f"a Ray node runs on this host ({found.group(0).decode(errors='replace')}): an "
+            "agent shares the host's network and could join its cluster and run tasks outside "
+            "its confinement, so no agent attempt runs here (run agents where no Ray node "
+            "runs; see docs/security.md#agents)")
 
 
 def _trial(bwrap: str) -> str | None:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
+import socket
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -143,21 +142,21 @@ def test_no_agent_runs_on_a_host_that_runs_a_ray_node(monkeypatch: pytest.Monkey
                                                       tmp_path: Path) -> None:
     """A confined agent shares the host's network: with a Ray node here it could join the
     cluster and run a task outside its confinement. The attempt is refused, and says why."""
-    raylet = tmp_path / "raylet"  # a process named as a Ray node's is
-    shutil.copy("/bin/sleep", raylet)
-    node = subprocess.Popen([str(raylet), "60"])
+    short = Path(tempfile.mkdtemp(prefix="ray-"))  # a socket's path has at most 107 bytes
+    sockets = short / "session_2026-12-01_00-00-00_000000_1" / "sockets"
+    sockets.mkdir(parents=True)
+    raylet = socket.socket(socket.AF_UNIX)  # where a Ray node's raylet listens
+    raylet.bind(str(sockets / "raylet"))
+    raylet.listen()
     try:
-        while confine.ray_node() is None:  # until it has its name (Popen may return first)
-            assert node.poll() is None
-            time.sleep(0.01)
         use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
         task = load_task(TASKS / "lru-cache.md")
         r = run_attempt(task, "sonnet", get_driver("claude"), None,
                         settings_for(task, Overrides()), tmp_path / "results",
                         agent="claude").result
     finally:
-        node.kill()
-        node.wait()
+        raylet.close()
+        shutil.rmtree(short)
     assert (r["result"], (r["error"] or {}).get("kind")) == ("error", "infra"), r
-    assert f"this host runs a Ray node (raylet, pid {node.pid})" in r["error"]["message"]
+    assert f"a Ray node runs on this host ({sockets / 'raylet'})" in r["error"]["message"]
     assert confine.ray_node() is None  # gone with it
