@@ -292,8 +292,8 @@ def _output(request: DriverRequest, agent: str, launch: Launch, log: EventLog, r
         input_tokens=run.input_tokens, input_source=run.input_source, engine=engine,
         cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s,
         rejected=run.rejected, partial=_partial(run),
-        # partial figures: the decode rate over the span they cover, not the whole run
-        decode_end_s=run.decode_end_s if run.partial else None)
+        # partial output: the decode rate over the span it covers, not the whole run
+        decode_end_s=run.decode_end_s if "output_tokens" in run.partial else None)
     # no received_bytes: an agent's reasoning may be hidden
     transcript = Transcript(answer=run.answer, finish_reason=run.finish_reason,
                             tool_calls=tuple(run.tool_calls),

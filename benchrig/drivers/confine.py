@@ -14,6 +14,7 @@ working bubblewrap the agent runs as before, unconfined, and the result says why
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import re
@@ -150,7 +151,10 @@ def results_folders() -> list[Path]:
     """Every results folder BenchRig knows of beside the run's own: the configured one, the
     checkout's `results/` and the one in the current folder (where `run.sh` writes), whichever
     exist. Their transcripts hold other models' solutions."""
-    return [paths.results_dir(), paths.ROOT / "results", Path.cwd() / "results"]
+    found = [paths.results_dir(), paths.ROOT / "results"]
+    with contextlib.suppress(OSError):  # a current folder that is gone holds none
+        found.append(Path.cwd() / "results")
+    return found
 
 
 def benchrig_paths(extra: Iterable[Path] = ()) -> list[str]:
