@@ -2,13 +2,15 @@
 
 The agent runs as the host user (a real provider needs the user's credentials) in a mount
 namespace of its own, with a user namespace, a pid namespace and no capabilities. It sees the
-system read-only, its workspace, its private home and the temporary folders writable, and in
-place of every BenchRig checkout (sources, tasks with their hidden tests, .git, results) an empty
-read-only tmpfs, except the agent's own install (`.agents/`) bound read-only. The host's home
-is read-only (its agent settings and key folders hidden); the agent writes to a private home
-(drivers.agent_env). bubblewrap comes from the system folders (benchrig.trusted). The network is
-the host's: agents talk to their APIs, and to the embedded server on loopback. Without a
-working bubblewrap the agent runs as before, unconfined, and the result says why.
+system read-only, its workspace and its private home writable, a /tmp and /var/tmp of its own
+(other attempts' folders never), and in place of every BenchRig checkout (sources, tasks with
+their hidden tests, .git, results) an empty read-only tmpfs, except the agent's own install
+(`.agents/`) bound read-only. The host's home is read-only (its agent settings, key folders and
+Ray's token hidden); the agent writes to a private home (drivers.agent_env). bubblewrap comes
+from the system folders (benchrig.trusted). The network is the host's: agents talk to their
+APIs, and to the embedded server on loopback; so no agent runs where a Ray node does
+(`ray_node`). Without a working bubblewrap the agent runs as before, unconfined, and the result
+says why.
 """
 
 from __future__ import annotations
