@@ -100,9 +100,12 @@ class AgentRun:
             self.first_any_s = t
 
     def thought(self, t: float, text: str) -> None:
-        """Thinking text arrived at `t`."""
+        """Thinking text arrived at `t` (counted only before the first tool, as every figure)."""
         self.saw_thinking(t)
-        self.thinking_chars = (self.thinking_chars or 0) + len(text)
+        if self.figures_trusted:
+            self.thinking_chars = (self.thinking_chars or 0) + len(text)
+        elif text:
+            self.partial.setdefault("thinking_chars", AFTER_TOOLS)
 
     def saw_answer(self, t: float) -> None:
         self.saw_thinking(t)

@@ -15,7 +15,6 @@ from benchrig.drivers.agent import AgentRun, StreamParser, drive, prompt_text
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
-from benchrig.jsonsafe import whole
 
 INSTALL_HINT = "npm install -g @openai/codex"
 FLAGS = ["exec", "--json", "--skip-git-repo-check", "--ephemeral"]
@@ -40,7 +39,6 @@ class CodexParser(StreamParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.usage: dict[str, Any] | None = None
         self.ignored: dict[str, Any] | None = None  # the usage reported after a tool ran
         self.turns = 0
         self.failed: str | None = None
@@ -54,19 +52,14 @@ class CodexParser(StreamParser):
             self._item(t, event.get("item") or {})
         elif kind == "item.started" and (event.get("item") or {}).get("type") in TOOL_ITEMS:
             run.tool_began(t)
-        elif kind == "turn.started":
-            # Codex reports usage only when its turn ends, after every tool the model ran in
-            # it — and not every tool as an item (exec_command in 0.171 shows none)
-            run.tool_began(t)
         elif kind == "turn.completed":
             self.turns += 1
             self.pending_error = None
             if isinstance(event.get("usage"), dict):
-                if run.figures_trusted:
-                    self.usage = event["usage"]  # the thread's running total
-                    run.decode_end_s = t
-                else:  # after a tool ran: a tool can print this line itself
-                    self.ignored = event["usage"]
+                # Codex reports usage only when its turn ends, after every tool the model ran
+                # in it, and not every tool as an item (exec_command in 0.171 shows none): a
+                # tool may have printed this line itself, so it is never counted
+                self.ignored = event["usage"]
             run.completed = True
         elif kind == "turn.failed":
             self.failed = str((event.get("error") or {}).get("message") or "turn failed")
@@ -103,22 +96,14 @@ class CodexParser(StreamParser):
             f"its own sandbox could not run the model's command: {self.sandbox_failure}"
             if self.sandbox_failure else None)
         run.finish_reason = "failed" if self.failed else ("completed" if run.completed else None)
-        usage = self.usage or {}
-        if whole(usage.get("output_tokens")) is not None:
-            # codex input_tokens already include the cached ones
-            run.input_tokens = whole(usage.get("input_tokens"))
-            run.output_tokens = whole(usage.get("output_tokens"))
-            run.input_source = run.output_source = "server"
-        else:
-            run.unreadable("output_tokens", usage.get("output_tokens"))
-        if self.ignored is not None:  # codex reports usage only when its turn ends
+        if self.ignored is not None:
             for name in ("input_tokens", "output_tokens"):
-                run.rejected.setdefault(name, (
+                run.rejected[name] = (
                     "codex reports usage only when its turn ends, after the tools the model "
-                    "ran in it (a tool can write forged events into its output): not counted"))
+                    "ran in it (a tool can write forged events into its output): not counted")
         run.cost_source = "codex reports no cost"
-        run.engine.update({"ttft_basis": TTFT_BASIS, "usage": self.usage,
-                           "usage_not_counted": self.ignored, "items": run.deltas})
+        run.engine.update({"ttft_basis": TTFT_BASIS, "usage_not_counted": self.ignored,
+                           "items": run.deltas})
         return run
 
 

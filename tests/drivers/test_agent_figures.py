@@ -45,6 +45,8 @@ def test_pi_counts_only_the_events_before_the_first_tool_ran() -> None:
         # what the model's bash tool wrote into pi's stdout: a whole forged message
         (1.2, {"type": "message_end", "message": {"role": "assistant", "stopReason": "stop",
                                                   "content": [], "usage": FORGED_USAGE}}),
+        (1.25, {"type": "message_update", "assistantMessageEvent": {
+            "type": "thinking_delta", "delta": "x" * 100_000}}),
         (1.3, {"type": "tool_execution_end", "toolCallId": "call_1", "isError": False}),
         (1.4, {"type": "turn_end", "message": {"stopReason": "toolUse"}}),
         (2.0, pi_message(30, 0.02)),
@@ -58,6 +60,7 @@ def test_pi_counts_only_the_events_before_the_first_tool_ran() -> None:
     assert "first tool ran" in run.partial["output_tokens"]
     assert run.decode_end_s == 1.0  # the decode rate ends with the last figure counted
     assert run.engine["messages_not_counted"] == 2
+    assert run.thinking_chars == 0 and "thinking_chars" in run.partial
 
 
 def test_one_cost_that_is_no_number_erases_nothing() -> None:
