@@ -10,7 +10,7 @@ from typing import Any
 
 from benchrig.core.metrics import Metrics, TokenSource
 from benchrig.jsonsafe import finite
-from benchrig.plausible import DERIVED, credible, rejections
+from benchrig.plausible import DERIVED, Credible, credible, rejections
 from benchrig.thinking import ThinkSplitter
 
 TOKENS_PER_S_FLOOR_S = 0.001
@@ -100,12 +100,16 @@ def caveat(metrics: Iterable[Mapping[str, Any]], name: str) -> str:
     `N partial` (the figure covers only part of an attempt, e.g. an agent's figures before its
     first tool ran), `N rejected` (a figure the driver had was impossible or not trusted, so
     the mean lacks that attempt); empty when neither."""
+    causes = (name, *DERIVED.get(name, ()))
     partial = rejected = 0
     for m in metrics:
-        if name in (m.get("partial") or {}) and credible(m).get(name) is not None:
+        marked, refused = m.get("partial"), m.get("rejected")
+        if marked and name in marked and credible(m).get(name) is not None:
             partial += 1
-        elif (any(n in (m.get("rejected") or {}) for n in (name, *DERIVED.get(name, ())))
-              or (m.get(name) is not None and credible(m).get(name) is None)):
+        elif ((refused and any(cause in refused for cause in causes))
+              # an old or hand-edited result file with an impossible figure
+              or (not isinstance(m, Credible) and m.get(name) is not None
+                  and credible(m).get(name) is None)):
             rejected += 1
     return ", ".join(f"{n} {what}" for n, what in ((partial, "partial"), (rejected, "rejected"))
                      if n)
