@@ -250,6 +250,16 @@ def test_mounts_put_what_is_shown_on_top_of_what_is_hidden(tmp_path: Path) -> No
         "--remount-ro", "/srv/checkout"]
 
 
+def test_a_private_tmp_is_a_writable_tmpfs_with_only_the_attempts_own_folders_in_it() -> None:
+    plan = Plan(hidden=("/tmp/benchrig-agents-x",), private=("/tmp", "/var/tmp"),
+                writable=("/tmp/benchrig-agents-x/ws", "/tmp/benchrig-agents-x/home"))
+    assert plan.mounts() == [
+        "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/tmp/benchrig-agents-x",
+        "--bind", "/tmp/benchrig-agents-x/home", "/tmp/benchrig-agents-x/home",
+        "--bind", "/tmp/benchrig-agents-x/ws", "/tmp/benchrig-agents-x/ws",
+        "--remount-ro", "/tmp/benchrig-agents-x"]  # its own /tmp stays writable
+
+
 def test_the_plan_hides_each_folder_once_and_shows_the_agent_install(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
