@@ -254,7 +254,7 @@ def test_a_private_tmp_is_a_writable_tmpfs_with_only_the_attempts_own_folders_in
     plan = Plan(hidden=("/tmp/benchrig-agents-x",), private=("/tmp", "/var/tmp"),
                 writable=("/tmp/benchrig-agents-x/ws", "/tmp/benchrig-agents-x/home"))
     assert plan.mounts() == [
-        "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/tmp/benchrig-agents-x",
+        "--tmpfs", "/tmp", "--tmpfs", "/tmp/benchrig-agents-x", "--tmpfs", "/var/tmp",
         "--bind", "/tmp/benchrig-agents-x/home", "/tmp/benchrig-agents-x/home",
         "--bind", "/tmp/benchrig-agents-x/ws", "/tmp/benchrig-agents-x/ws",
         "--remount-ro", "/tmp/benchrig-agents-x"]  # its own /tmp stays writable
