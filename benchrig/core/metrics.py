@@ -32,10 +32,15 @@ class Metrics:
     thinking_tokens_source: TokenSource | None = None
     # figure → why the value the driver had is impossible (plausible.py); it is null
     rejected: dict[str, str] = field(default_factory=dict)
+    # figure → why it covers only part of the attempt (a lower bound: an agent's figures
+    # reported before its first tool ran); kept, and marked in summaries
+    partial: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(replace(self, engine={}))  # asdict would recurse into raw engine data
         data["engine"] = dict(self.engine) or None
         if not self.rejected:
             del data["rejected"]
+        if not self.partial:
+            del data["partial"]
         return data  # made strict JSON with the whole result (runner)

@@ -183,7 +183,8 @@ def test_run_attempt_raises_unrecorded_only_when_the_error_result_cannot_be_writ
 
 # ---- agents ------------------------------------------------------------------------------
 
-def hostile_claude_stream(path: Path) -> Path:
+def hostile_claude_stream() -> str:
+    """The scenario's text: a confined fixture sees no file in the host's /tmp."""
     events = [
         {"type": "system", "subtype": "init", "session_id": "9c0d", "model": "sonnet\ud800",
          "tools": [], "claude_code_version": "2.0.14"},
@@ -192,14 +193,13 @@ def hostile_claude_stream(path: Path) -> Path:
          "num_turns": 1, "result": "overloaded \ud800" + FORGED, "session_id": "9c0d",
          "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}},
     ]
-    path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    return path
+    return "".join(json.dumps(e) + "\n" for e in events)
 
 
 def test_surrogates_and_controls_from_an_agent_leave_results_and_a_clean_terminal(
         tmp_path: Path, results_dir: Path) -> None:
     env = {"BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"),
-           "FAKE_AGENT_SCENARIO": str(hostile_claude_stream(tmp_path / "hostile.jsonl"))}
+           "FAKE_AGENT_SCENARIO": hostile_claude_stream()}
     ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--runs", "2",
                    results_dir=results_dir, env=env)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
