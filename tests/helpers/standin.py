@@ -117,6 +117,7 @@ class StandIn:
     plain_text: Callable[[str], str] | None = None  # a text-only agent's reply (aider)
     # an agent that ends on a command rather than a text (mini-swe-agent): the second call
     finish_command: str | None = None
+    usage: dict[str, int] = field(default_factory=lambda: dict(USAGE))  # what it claims
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
@@ -164,15 +165,16 @@ class StandIn:
         body = seen.body if isinstance(seen.body, dict) else {}
         text = seen.raw.decode("utf-8", "replace")
         if path.endswith("/chat/completions"):
-            return _openai_chat(self.decide(text, _openai_tools(body)), body)
+            return _openai_chat(self.decide(text, _openai_tools(body)), body, self.usage)
         if path.endswith("/responses"):
-            return _responses(self.decide(text, _openai_tools(body)), body)
+            return _responses(self.decide(text, _openai_tools(body)), body, self.usage)
         if path.endswith("/messages") and "messages" in body:
             return _anthropic(self.decide(text, _openai_tools(
                 {"tools": [{"name": t.get("name"), "parameters": t.get("input_schema")}
-                           for t in body.get("tools") or []]})), body)
+                           for t in body.get("tools") or []]})), body, self.usage)
         if ":streamGenerateContent" in path or ":generateContent" in path:
-            return _gemini(self.decide(text, _gemini_tools(body)), stream="stream" in path)
+            return _gemini(self.decide(text, _gemini_tools(body)), "stream" in path,
+                           self.usage)
         if path.endswith(":countTokens") or path.endswith("/count_tokens"):
             return 200, "application/json", [json.dumps(
                 {"totalTokens": len(text) // 4, "input_tokens": len(text) // 4}).encode()]
@@ -191,11 +193,12 @@ def _sse(events: list[Any], named: bool = False) -> list[bytes]:
     return out
 
 
-def _openai_chat(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list[bytes]]:
+def _openai_chat(step: Call | str, body: dict[str, Any], usage_: dict[str, int]
+                 ) -> tuple[int, str, list[bytes]]:
     base = {"id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 0,
             "model": body.get("model", "smollm2")}
-    usage = {"prompt_tokens": USAGE["input"], "completion_tokens": USAGE["output"],
-             "total_tokens": USAGE["input"] + USAGE["output"]}
+    usage = {"prompt_tokens": usage_["input"], "completion_tokens": usage_["output"],
+             "total_tokens": usage_["input"] + usage_["output"]}
     if isinstance(step, Call):
         call = {"id": "call_standin_1", "type": "function",
                 "function": {"name": step.name, "arguments": json.dumps(step.arguments)}}
@@ -226,7 +229,8 @@ def _openai_chat(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list
     return 200, "text/event-stream", [*_sse(chunks), b"data: [DONE]\n\n"]
 
 
-def _responses(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list[bytes]]:
+def _responses(step: Call | str, body: dict[str, Any], usage_: dict[str, int]
+               ) -> tuple[int, str, list[bytes]]:
     resp = {"id": "resp_standin", "object": "response", "model": body.get("model", "smollm2"),
             "status": "in_progress", "output": []}
     if isinstance(step, Call):
@@ -240,10 +244,10 @@ def _responses(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list[b
                 "content": [{"type": "output_text", "text": step, "annotations": []}]}
         deltas = [{"type": "response.output_text.delta", "item_id": "msg_1",
                    "output_index": 0, "content_index": 0, "delta": step}]
-    usage = {"input_tokens": USAGE["input"], "input_tokens_details": {"cached_tokens": 0},
-             "output_tokens": USAGE["output"],
+    usage = {"input_tokens": usage_["input"], "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": usage_["output"],
              "output_tokens_details": {"reasoning_tokens": 0},
-             "total_tokens": USAGE["input"] + USAGE["output"]}
+             "total_tokens": usage_["input"] + usage_["output"]}
     events = [{"type": "response.created", "response": resp},
               {"type": "response.output_item.added", "output_index": 0,
                "item": {**item, "status": "in_progress"}},
@@ -254,11 +258,12 @@ def _responses(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list[b
     return 200, "text/event-stream", _sse(events, named=True)
 
 
-def _anthropic(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list[bytes]]:
+def _anthropic(step: Call | str, body: dict[str, Any], usage_: dict[str, int]
+               ) -> tuple[int, str, list[bytes]]:
     message = {"id": "msg_standin", "type": "message", "role": "assistant", "content": [],
                "model": body.get("model", "smollm2"), "stop_reason": None,
                "stop_sequence": None,
-               "usage": {"input_tokens": USAGE["input"], "output_tokens": 1}}
+               "usage": {"input_tokens": usage_["input"], "output_tokens": 1}}
     if isinstance(step, Call):
         block: dict[str, Any] = {"type": "tool_use", "id": "toolu_standin_1",
                                  "name": step.name, "input": {}}
@@ -272,26 +277,27 @@ def _anthropic(step: Call | str, body: dict[str, Any]) -> tuple[int, str, list[b
                 else {"type": "text", "text": step})
         return 200, "application/json", [json.dumps({
             **message, "content": [full], "stop_reason": stop,
-            "usage": {"input_tokens": USAGE["input"], "output_tokens": USAGE["output"]}}
+            "usage": {"input_tokens": usage_["input"], "output_tokens": usage_["output"]}}
         ).encode()]
     events = [{"type": "message_start", "message": message},
               {"type": "content_block_start", "index": 0, "content_block": block},
               {"type": "content_block_delta", "index": 0, "delta": delta},
               {"type": "content_block_stop", "index": 0},
               {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-               "usage": {"output_tokens": USAGE["output"]}},
+               "usage": {"output_tokens": usage_["output"]}},
               {"type": "message_stop"}]
     return 200, "text/event-stream", _sse(events, named=True)
 
 
-def _gemini(step: Call | str, stream: bool) -> tuple[int, str, list[bytes]]:
+def _gemini(step: Call | str, stream: bool, usage_: dict[str, int]
+            ) -> tuple[int, str, list[bytes]]:
     part: dict[str, Any] = ({"functionCall": {"name": step.name, "args": step.arguments}}
                             if isinstance(step, Call) else {"text": step})
     reply = {"candidates": [{"content": {"role": "model", "parts": [part]},
                              "finishReason": "STOP", "index": 0}],
-             "usageMetadata": {"promptTokenCount": USAGE["input"],
-                               "candidatesTokenCount": USAGE["output"],
-                               "totalTokenCount": USAGE["input"] + USAGE["output"]},
+             "usageMetadata": {"promptTokenCount": usage_["input"],
+                               "candidatesTokenCount": usage_["output"],
+                               "totalTokenCount": usage_["input"] + usage_["output"]},
              "modelVersion": "smollm2"}
     if stream:
         return 200, "text/event-stream", _sse([reply])

@@ -1,0 +1,132 @@
+"""The real gemini, opencode, qwen, aider and mini-swe-agent CLIs (pinned, installed into
+.agents/ by `make agents-all`, which `make test` runs), each end to end through the runner
+against the scripted stand-in model (tests/helpers/standin.py): it starts with no network but
+loopback, makes a real tool call that writes solution.py (aider: an edit), the result is
+schema-valid, and nothing is left running. The stand-in lies about its usage: no figure of
+record may take the agent's word for it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchrig.drivers import confine, get_driver
+from benchrig.drivers.agent_clis import AGENTS_DIR, FIGURES_SOURCE
+from benchrig.result import validate
+from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.spec import load_task
+from tests.conftest import ROOT, TASKS
+from tests.helpers.processes import host_processes
+from tests.helpers.standin import StandIn, whole_edit
+
+# What a hostile model (or server) claims it spent: the agent passes it on as its own figure.
+FORGED = {"input": 123_456_789, "output": 98_765_432}
+MINI_DONE = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    binary: Path
+    needs: str  # the tool that installs it
+    standin: Callable[[], StandIn]
+    tool: str  # the stand-in's tool call, as the result names it
+
+
+AGENTS = {
+    "opencode": Agent("opencode", AGENTS_DIR / "node_modules" / ".bin" / "opencode", "npm",
+                      lambda: StandIn(usage=dict(FORGED)), "bash"),
+    "qwen": Agent("qwen", AGENTS_DIR / "node_modules" / ".bin" / "qwen", "npm",
+                  lambda: StandIn(usage=dict(FORGED)), "run_shell_command"),
+    # gemini's shell tool cannot spawn bash here (node-pty): its file tool writes the answer
+    "gemini": Agent("gemini", AGENTS_DIR / "node_modules" / ".bin" / "gemini", "npm",
+                    lambda: StandIn(prefer=("write_file",), usage=dict(FORGED)), "write_file"),
+    "aider": Agent("aider", AGENTS_DIR / "aider" / "bin" / "aider", "python3",
+                   lambda: StandIn(plain_text=whole_edit, usage=dict(FORGED)), "edit"),
+    "miniswe": Agent("miniswe", AGENTS_DIR / "miniswe" / "bin" / "mini", "python3",
+                     lambda: StandIn(finish_command=MINI_DONE, usage=dict(FORGED)), "bash"),
+}
+
+
+def installed(agent: Agent) -> Path:
+    if shutil.which(agent.needs) is None:
+        pytest.skip(f"{agent.needs} not found: {agent.name} cannot be installed here")
+    if not agent.binary.exists():
+        pytest.fail(f"{agent.binary} is missing: `make agents-all` installs it (make test does)")
+    return agent.binary
+
+
+def ours() -> set[int]:
+    return host_processes(str(AGENTS_DIR))
+
+
+@dataclass(frozen=True)
+class Ran:
+    result: dict[str, Any]
+    sidecar: list[dict[str, Any]]
+    model: StandIn
+
+
+_RAN: dict[str, Ran] = {}
+
+
+@pytest.fixture
+def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    """One attempt per agent, shared by the tests that read it (each costs seconds)."""
+    name = request.node.callspec.params["name"]
+    agent = AGENTS[name]
+    installed(agent)
+    if name not in _RAN:
+        before = ours()
+        _RAN[name] = attempt(agent, tmp_path_factory.mktemp(name))
+        assert ours() <= before  # nothing of the agent is left running
+    return _RAN[name]
+
+
+def attempt(agent: Agent, tmp_path: Path) -> Ran:
+    task = load_task(TASKS / "lru-cache.md")
+    with agent.standin() as model:
+        done = run_attempt(task, "smollm2", get_driver(agent.name), model.url,
+                           settings_for(task, Overrides()), tmp_path / "results",
+                           agent=agent.name)
+    validate(done.result)
+    sidecar = [json.loads(line) for line in
+               done.path.with_suffix(".transcript.jsonl").read_text().splitlines()]
+    return Ran(done.result, sidecar, model)
+
+
+@pytest.mark.agent
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_agent_writes_its_answer_through_a_real_tool_call(name: str, ran: Ran) -> None:
+    r = ran.result
+    assert r["result"] == "pass", (r.get("error"), r["metrics"]["engine"])
+    assert r["code_source"] == "file"  # written into the workspace by the tool, not quoted
+    engine = r["metrics"]["engine"]
+    assert engine["exit_code"] == 0 and engine["tool_calls"] >= 1
+    answer = next(line for line in ran.sidecar if line["kind"] == "answer")
+    assert any(call["name"] == AGENTS[name].tool for call in answer["tool_calls"])
+    # its model calls all reached the stand-in: a tool call, then what followed its result
+    assert len(ran.model.model_requests()) >= 2, [s.path for s in ran.model.seen]
+    if confine.detect().available:
+        confined = r["settings"]["agent_confinement"]
+        assert confined["method"] == "bubblewrap" and str(ROOT) in confined["hidden"]
+
+
+@pytest.mark.agent
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_forged_usage_is_never_a_figure_of_record(name: str, ran: Ran) -> None:
+    """The model claims 123,456,789 input tokens; the agent believes it. The result's figures
+    stay null (the gateway's to fill), the claim is kept only as reported_*."""
+    m = ran.result["metrics"]
+    assert (m["input_tokens"], m["output_tokens"], m["cost_usd"]) == (None, None, None)
+    assert m["input_tokens_source"] is None and m["cost_source"] == FIGURES_SOURCE
+    assert m["tokens_per_s"] is None
+    assert m["engine"]["reported_input_tokens"] in (None, *range(FORGED["input"],
+                                                                FORGED["input"] * 9,
+                                                                FORGED["input"]))
