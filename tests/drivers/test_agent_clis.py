@@ -25,8 +25,10 @@ from tests.conftest import ROOT, TASKS
 from tests.helpers.processes import host_processes
 from tests.helpers.standin import StandIn, whole_edit
 
-# What a hostile model (or server) claims it spent: the agent passes it on as its own figure.
-FORGED = {"input": 123_456_789, "output": 98_765_432}
+# What a lying model (or server) claims it spent: the agent passes it on as its own figure.
+# Below the window: opencode and Qwen Code act on the claim (a claim past the window makes
+# them compact, or stop with "context window exceeded").
+FORGED = {"input": 4_321, "output": 321}
 MINI_DONE = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
@@ -121,12 +123,11 @@ def test_agent_writes_its_answer_through_a_real_tool_call(name: str, ran: Ran) -
 @pytest.mark.agent
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_a_forged_usage_is_never_a_figure_of_record(name: str, ran: Ran) -> None:
-    """The model claims 123,456,789 input tokens; the agent believes it. The result's figures
+    """The model claims 4,321 input tokens a call; the agent believes it. The result's figures
     stay null (the gateway's to fill), the claim is kept only as reported_*."""
     m = ran.result["metrics"]
     assert (m["input_tokens"], m["output_tokens"], m["cost_usd"]) == (None, None, None)
     assert m["input_tokens_source"] is None and m["cost_source"] == FIGURES_SOURCE
     assert m["tokens_per_s"] is None
-    assert m["engine"]["reported_input_tokens"] in (None, *range(FORGED["input"],
-                                                                FORGED["input"] * 9,
-                                                                FORGED["input"]))
+    reported = m["engine"]["reported_input_tokens"]
+    assert reported is None or reported % FORGED["input"] == 0, reported  # the claim, summed
