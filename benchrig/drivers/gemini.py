@@ -86,9 +86,9 @@ class GeminiParser(StreamParser):
             run.tool_calls.append(call)
         elif kind == "tool_result":
             self.answering = False
-            call = self.tools.get(str(event.get("tool_id")))
-            if call is not None:
-                call["is_error"] = event.get("status") != "success"
+            if str(event.get("tool_id")) in self.tools:
+                self.tools[str(event.get("tool_id"))]["is_error"] = (
+                    event.get("status") != "success")
         elif kind == "error":
             self.warnings.append(f"{event.get('severity')}: {event.get('message')}"[:500])
         elif kind == "result":
