@@ -51,13 +51,13 @@ $(STAMP): pyproject.toml $(LLAMA_WHEEL)
 install: $(STAMP)
 
 # The agent CLIs, pinned, into the git-ignored .agents/ (docs/agents.md has the table):
-#   make agents      pi only: what `make test` and `make run` need (the offline default,
+#   make agents      pi only: what `make run` needs (the offline default,
 #                    scripts/run.sh <task> smollm2, runs pi); quick and small
 #   make agents-all  all eight: pi, Claude Code, Codex, Gemini CLI, opencode and Qwen Code
 #                    from npm into .agents/node_modules/.bin/, aider and mini-swe-agent from
 #                    PyPI each into a venv of its own (.agents/<name>/bin/); about 1.5 GB.
-#                    Their end-to-end tests (tests/drivers/test_agent_clis*.py, marked `agent`)
-#                    skip, saying so, for an agent that is not installed.
+#                    `make test` runs it: every agent's end-to-end test needs its real CLI
+#                    (tests/drivers/test_agent_clis*.py; skipped only without node or python3).
 # npm and pip keep their own download caches, so a reinstall after `make clean` is offline
 # where the cache holds the version. --save-exact records each agent in .agents/package.json:
 # npm prunes from a prefix whatever its package.json does not list.
@@ -132,7 +132,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: install sandbox-tools browser lint agents
+test: install sandbox-tools browser lint agents-all
 	$(BIN)/pytest
 
 # Under a minute on 2 cores; still every package (tests/README.md says what is left out).

@@ -93,20 +93,22 @@ def endpoint(request: DriverRequest) -> Iterator[Endpoint]:
 
 
 def check_window(agent: str, overhead_tokens: int, request: DriverRequest,
-                 where: Endpoint, trimmed: str) -> dict[str, Any]:
-    """The prompt the agent will send, against the window: recorded when it fits, an honest
-    error naming both when it cannot (never a silent truncation by the server)."""
+                 trimmed: str) -> dict[str, Any]:
+    """The prompt the agent will send, against the embedded model's window (`local`; a base
+    URL's window is the server's to know): recorded when it fits, an honest error naming both
+    when it cannot, before anything starts — never a silent truncation by the server."""
+    window = request.settings.context_size if request.provider == LOCAL else None
     task_tokens = -(-sum(len(m["content"]) for m in request.messages) // CHARS_PER_TOKEN)
     answer = request.settings.max_tokens or 0
     record = {"prompt_overhead_tokens": overhead_tokens, "task_tokens_estimated": task_tokens,
-              "context_window": where.window, "trimmed": trimmed}
-    if where.window is not None and overhead_tokens + task_tokens + answer > where.window:
+              "context_window": window, "trimmed": trimmed}
+    if window is not None and overhead_tokens + task_tokens + answer > window:
         raise DriverError("infra", (
             f"{agent}'s first request is about {overhead_tokens + task_tokens} tokens "
             f"({overhead_tokens} its own prompt and tools, measured with {trimmed}; "
             f"~{task_tokens} the task) plus max_tokens {answer}, more than the "
-            f"{where.window}-token context window of {request.model}: not run, rather than "
-            "have the server cut the prompt"), phase="agent")
+            f"{window}-token context window of {request.model}: not run, rather than have "
+            "the server cut the prompt"), phase="agent")
     return record
 
 

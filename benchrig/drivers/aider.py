@@ -109,10 +109,10 @@ class AiderDriver:
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate_venv("aider", "aider", "BENCHRIG_AIDER_BIN", INSTALL_HINT)
+        window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
+                              "its own flags (whole edit format, no repo map)")
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-aider-") as scratch:
-            window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request, where,
-                                  "its own flags (whole edit format, no repo map)")
             model = f"openai/{where.model}"
             # the model's window and price for aider (it would otherwise look the model up)
             metadata = Path(scratch, "model-metadata.json")

@@ -125,10 +125,10 @@ class GeminiDriver:
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("gemini", "BENCHRIG_GEMINI_BIN", INSTALL_HINT)
+        window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
+                              "a short system prompt and four tools")
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-gemini-") as scratch:
-            window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request, where,
-                                  "a short system prompt and four tools")
             settings = Path(scratch, "settings.json")
             settings.write_text(json.dumps(SETTINGS))
             system = Path(scratch, "system.md")

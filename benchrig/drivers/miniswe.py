@@ -96,10 +96,10 @@ class MiniSweDriver:
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate_venv("mini", "miniswe", "BENCHRIG_MINISWE_BIN", INSTALL_HINT)
+        window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
+                              "its default config (mini.yaml)")
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-mini-") as scratch:
-            window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request, where,
-                                  "its default config (mini.yaml)")
             trajectory = Path(scratch, "trajectory.json")
             flags = [*FLAGS, "-m", f"openai/{where.model}", "-o", str(trajectory)]
             fixed = {**FIXED_ENV, "OPENAI_API_KEY": "none",

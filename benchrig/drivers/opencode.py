@@ -44,7 +44,7 @@ FIXED_ENV = {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE"
 DISABLED_TOOLS = ("glob", "grep", "skill", "task", "todowrite", "webfetch", "read")
 # Its first request, with this config (SmolLM2's tokenizer, against tests/helpers/standin.py);
 # untrimmed it was 7,500 (docs/agents.md).
-PROMPT_OVERHEAD_TOKENS = 1_563
+PROMPT_OVERHEAD_TOKENS = 2_294
 TTFT_BASIS = "first finished part: opencode run --format json streams no token deltas"
 
 
@@ -146,9 +146,9 @@ class OpencodeDriver:
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("opencode", "BENCHRIG_OPENCODE_BIN", INSTALL_HINT)
+        window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
+                              "a short system prompt and bash, write, edit only")
         with endpoint(request) as where:
-            window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request, where,
-                                  "a short system prompt and bash, write, edit only")
             flags = [*FLAGS, "-m", f"{PROVIDER_ID}/{where.model}"]
             fixed = {**FIXED_ENV, **no_proxy(os.environ),
                      "OPENCODE_CONFIG_CONTENT": json.dumps(config(where, request))}

@@ -67,10 +67,10 @@ class QwenDriver:
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("qwen", "BENCHRIG_QWEN_BIN", INSTALL_HINT)
+        window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
+                              "a short system prompt and two tools")
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-qwen-") as scratch:
-            window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request, where,
-                                  "a short system prompt and two tools")
             settings = Path(scratch, "settings.json")
             settings.write_text(json.dumps(SETTINGS))
             # an empty output-language file: qwen otherwise writes one of ~1,400 tokens into

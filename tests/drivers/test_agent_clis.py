@@ -7,7 +7,9 @@ record may take the agent's word for it."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,6 +57,19 @@ AGENTS = {
     "miniswe": Agent("miniswe", AGENTS_DIR / "miniswe" / "bin" / "mini", "python3",
                      lambda: StandIn(finish_command=MINI_DONE, usage=dict(FORGED)), "bash"),
 }
+
+
+MAKE_VARIABLES = {"opencode": "OPENCODE", "qwen": "QWEN", "gemini": "GEMINI", "aider": "AIDER",
+                  "miniswe": "MINISWE"}
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_makefile_pins_the_version_the_driver_names(name: str) -> None:
+    variable = MAKE_VARIABLES[name]
+    pinned = re.search(rf"^{variable}_VERSION\s*:=\s*(\S+)", (ROOT / "Makefile").read_text(),
+                       re.M)
+    module = importlib.import_module(f"benchrig.drivers.{name}")
+    assert pinned is not None and pinned.group(1) == module.PINNED_VERSION
 
 
 def installed(agent: Agent) -> Path:
