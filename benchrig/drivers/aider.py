@@ -36,8 +36,11 @@ FLAGS = ["--edit-format", "whole", "--yes-always", "--no-git", "--no-auto-commit
          "--no-auto-lint", "--no-auto-test", "--no-show-model-warnings", "--map-tokens", "0",
          "--encoding", "utf-8"]
 # litellm fetches its model price map from the network at import unless told not to
-FIXED_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_ANALYTICS": "false"}
+# BROWSER: with --yes-always aider says yes to "Open URL for more info?"; nothing opens.
+FIXED_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "AIDER_ANALYTICS": "false",
+             "BROWSER": "/usr/bin/true"}
 PROMPT_OVERHEAD_TOKENS = 830  # its first request with these flags (docs/agents.md)
+LIMIT = re.compile(r"^> Model .* has hit a token limit!")
 TOKENS = re.compile(r"^> Tokens: ([\d.,]+)(k?) sent, ([\d.,]+)(k?) received")
 APPLIED = re.compile(r"^> Applied edit to (.+?)\s*$")
 TTFT_BASIS = "none: aider prints no events (the gateway times its model calls)"
@@ -48,8 +51,9 @@ def _count(number: str, kilo: str) -> int:
 
 
 class AiderParser(StreamParser):
-    """aider's chat history (markdown) once it exits: a `> Tokens:` line per model reply,
-    `> Applied edit to F` per edit, the reply text between them."""
+    """aider's chat history (markdown) once it exits: a `> Tokens:` line per model reply (or
+    `has hit a token limit!` for one cut at max_tokens), `> Applied edit to F` per edit, the
+    reply text between them."""
 
     closing_event = "a model reply in its chat history"
 
@@ -68,6 +72,7 @@ class AiderParser(StreamParser):
         except OSError:
             lines = []
         sent = received = replies = 0
+        limited = False
         reply: list[str] = []
         notes: list[str] = []
         for line in lines:
@@ -75,6 +80,12 @@ class AiderParser(StreamParser):
                 replies += 1
                 sent += _count(tokens.group(1), tokens.group(2))
                 received += _count(tokens.group(3), tokens.group(4))
+                if "".join(reply).strip():
+                    run.answer = "\n".join(reply).strip()
+                reply = []
+            elif LIMIT.match(line) is not None:  # the reply stopped at max_tokens: a reply
+                replies += 1
+                limited = True
                 if "".join(reply).strip():
                     run.answer = "\n".join(reply).strip()
                 reply = []
@@ -93,7 +104,7 @@ class AiderParser(StreamParser):
             run.input_tokens, run.output_tokens = sent, received
         elif notes:  # no reply: aider's last notes say why (an API error, usually)
             run.failure = "no model reply; " + " | ".join(notes[-3:])[:600]
-        run.finish_reason = "stop" if replies else None
+        run.finish_reason = ("length" if limited else "stop") if replies else None
         run.cost_source = "aider: its own count"
         run.engine.update({"ttft_basis": TTFT_BASIS, "replies": replies,
                            "edits": len(run.tool_calls)})
@@ -121,14 +132,22 @@ class AiderDriver:
                 "max_output_tokens": request.settings.max_tokens or 1024,
                 "input_cost_per_token": 0, "output_cost_per_token": 0,
                 "litellm_provider": "openai", "mode": "chat"}}))
+            # the answer's budget: aider sends none by itself, and a small model then writes
+            # until its window is full
+            max_tokens = request.settings.max_tokens or 1024
+            model_settings = Path(scratch, "model-settings.yml")  # JSON is YAML
+            model_settings.write_text(json.dumps([{
+                "name": model, "edit_format": "whole",
+                "extra_params": {"max_tokens": max_tokens}}]))
             history = Path(scratch, "chat.md")
             flags = [*FLAGS, "--model", model, "--openai-api-base", f"{where.base_url}/v1",
                      "--openai-api-key", "none", "--model-metadata-file", str(metadata),
+                     "--model-settings-file", str(model_settings),
                      "--chat-history-file", str(history),
                      "--input-history-file", str(Path(scratch, "input.txt"))]
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_fixed_env": sorted(FIXED_ENV),
-                "agent_prompt": window, "edit_format": "whole",
+                "agent_prompt": window, "edit_format": "whole", "max_tokens": max_tokens,
                 "agent_endpoint": f"{where.base_url}/v1"}
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})

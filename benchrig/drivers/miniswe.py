@@ -101,12 +101,16 @@ class MiniSweDriver:
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-mini-") as scratch:
             trajectory = Path(scratch, "trajectory.json")
-            flags = [*FLAGS, "-m", f"openai/{where.model}", "-o", str(trajectory)]
+            max_tokens = request.settings.max_tokens or 1024
+            # its default config, plus an answer budget (it sends none by itself)
+            flags = [*FLAGS, "-m", f"openai/{where.model}", "-o", str(trajectory),
+                     "-c", "mini.yaml", "-c", f"model.model_kwargs.max_tokens={max_tokens}"]
             fixed = {**FIXED_ENV, "OPENAI_API_KEY": "none",
                      "OPENAI_API_BASE": f"{where.base_url}/v1", **no_proxy(os.environ)}
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_fixed_env": sorted(FIXED_ENV),
-                "agent_prompt": window, "agent_endpoint": f"{where.base_url}/v1"}
+                "agent_prompt": window, "agent_endpoint": f"{where.base_url}/v1",
+                "max_tokens": max_tokens}
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})
             return drive(request, agent="miniswe",

@@ -156,7 +156,9 @@ class OpencodeDriver:
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_fixed_env": sorted(FIXED_ENV),
                 "agent_prompt": window, "disabled_tools": list(DISABLED_TOOLS),
-                "agent_endpoint": f"{where.base_url}/v1"}
+                "agent_endpoint": f"{where.base_url}/v1",
+                # sent as max_tokens with every request (the model's output limit)
+                "max_tokens": request.settings.max_tokens or 1024}
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})
             return drive(request, agent="opencode",

@@ -24,6 +24,7 @@ from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
+from tests.helpers.agents import task_with_timeout
 from tests.helpers.processes import host_processes
 from tests.helpers.standin import StandIn, whole_edit
 
@@ -81,7 +82,10 @@ def installed(agent: Agent) -> Path:
 
 
 def ours() -> set[int]:
-    return host_processes(str(AGENTS_DIR))
+    """This checkout's agents, and embedded servers started from this checkout's .venv."""
+    servers = host_processes(f"{ROOT / '.venv'}/bin/python") & host_processes(
+        "benchrig.local.serve_child")
+    return host_processes(str(AGENTS_DIR)) | servers
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,10 @@ def test_agent_writes_its_answer_through_a_real_tool_call(name: str, ran: Ran) -
     # its model calls all reached the stand-in: a tool call, then what followed its result
     assert len(ran.model.model_requests()) >= AGENTS[name].calls, [
         s.path for s in ran.model.seen]
+    budget = r["settings"]["max_tokens"]  # recorded only where the driver sets it
+    if budget is not None:
+        sent = ran.model.model_requests()[0].body
+        assert budget in (sent.get("max_tokens"), sent.get("max_completion_tokens")), sent
     if confine.detect().available:
         confined = r["settings"]["agent_confinement"]
         assert confined["method"] == "bubblewrap" and str(ROOT) in confined["hidden"]
@@ -148,3 +156,29 @@ def test_a_forged_usage_is_never_a_figure_of_record(name: str, ran: Ran) -> None
     assert m["tokens_per_s"] is None
     # kept beside, as the agent said it: the stand-in's claim (summed), or aider's own count
     assert "reported_input_tokens" in m["engine"] and "reported_cost_usd" in m["engine"]
+
+
+@pytest.mark.agent
+@pytest.mark.model
+def test_aider_on_the_embedded_model(tmp_path: Path) -> None:
+    """Provider `local`: the real aider on the real SmolLM2, served for the attempt. aider's
+    edits are text (no tool calls), which the embedded server serves today; the agents that
+    need streamed tool calls wait for the model gateway."""
+    agent = AGENTS["aider"]
+    installed(agent)
+    before = ours()
+    task = load_task(task_with_timeout(tmp_path, 900))  # 2 shared cores: room to spare
+    settings = settings_for(task, Overrides(max_tokens=200, context_size=2048, threads=1))
+    done = run_attempt(task, "smollm2", get_driver("aider"), "local", settings,
+                       tmp_path / "results", agent="aider")
+    validate(done.result)
+    r = done.result
+    assert r["result"] in ("pass", "fail"), r.get("error")  # SmolLM2 may well fail; no error
+    engine = r["metrics"]["engine"]
+    assert engine["exit_code"] == 0 and engine["replies"] >= 1
+    assert r["metrics"]["load_time_s"] > 0
+    s = r["settings"]
+    assert (s["max_tokens"], s["context_size"]) == (200, 2048)
+    assert s["server"]["threads"] == 1
+    assert s["agent_prompt"]["context_window"] == 2048
+    assert ours() <= before  # no aider, no server left behind
