@@ -24,6 +24,7 @@ from benchrig.drivers.agent_clis import (
 from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
+from benchrig.drivers.qwen import no_context_files
 from benchrig.jsonsafe import whole
 
 PACKAGE = "@google/gemini-cli"
@@ -130,7 +131,7 @@ class GeminiDriver:
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-gemini-") as scratch:
             settings = Path(scratch, "settings.json")
-            settings.write_text(json.dumps(SETTINGS))
+            settings.write_text(json.dumps(no_context_files(SETTINGS)))
             system = Path(scratch, "system.md")
             system.write_text(SHORT_PROMPT)
             flags = ["-o", "stream-json", "--yolo", "--skip-trust", "-m", where.model]

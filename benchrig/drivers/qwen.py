@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,13 @@ SETTINGS = {
 }
 
 
+def no_context_files(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings with a context file name no one can have planted: Qwen Code otherwise
+    reads QWEN.md and AGENTS.md from every folder above the workspace, /tmp included, where an
+    earlier attempt's agent may have written instructions for this one."""
+    return {**settings, "context": {"fileName": [f".benchrig-{secrets.token_hex(8)}.md"]}}
+
+
 class QwenParser(ClaudeParser):
     """Claude Code's stream-json, as Qwen Code writes it; its figures only as reported_*."""
 
@@ -72,7 +80,7 @@ class QwenDriver:
         with endpoint(request) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-qwen-") as scratch:
             settings = Path(scratch, "settings.json")
-            settings.write_text(json.dumps(SETTINGS))
+            settings.write_text(json.dumps(no_context_files(SETTINGS)))
             # an empty output-language file: qwen otherwise writes one of ~1,400 tokens into
             # its system prompt
             language = Path(scratch, "output-language.md")
