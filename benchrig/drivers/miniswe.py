@@ -31,9 +31,11 @@ INSTALL_HINT = (f"`make agents-all` (PyPI {PACKAGE}=={PINNED_VERSION} in .agents
 # -l 0: no cost limit (its price lookup knows no local model)
 FLAGS = ["-y", "--exit-immediately", "-l", "0"]
 # MSWEA_CONFIGURED: no first-run setup wizard; litellm's price map stays local (it is fetched
-# from the network at import otherwise); an unknown model's price is not an error.
+# from the network at import otherwise); an unknown model's price is not an error; a failing
+# model call is tried 3 times, not 10 with waits of up to a minute (a refusing endpoint would
+# otherwise run the attempt into its timeout, and a timeout counts against the model).
 FIXED_ENV = {"MSWEA_CONFIGURED": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-             "MSWEA_COST_TRACKING": "ignore_errors"}
+             "MSWEA_COST_TRACKING": "ignore_errors", "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": "3"}
 PROMPT_OVERHEAD_TOKENS = 975  # its first request (docs/agents.md)
 # How a run that is not the agent's failure ends: it submitted, or a limit it reached.
 ENDINGS = ("Submitted", "LimitsExceeded", "RepeatedFormatError", "FormatError",

@@ -210,3 +210,24 @@ def test_instructions_planted_above_the_workspace_never_reach_the_model(
     asked = ran.model.model_requests()
     assert asked and all(b"PLANTED-7731" not in s.raw for s in asked)
     assert ran.result["result"] == "pass", ran.result.get("error")
+
+
+@pytest.mark.agent
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_a_model_endpoint_that_refuses_is_an_error_not_a_result(
+        name: str, tmp_path: Path) -> None:
+    """Every model call answered 400: the agent fails before any tool ran, whatever its exit
+    code — an infrastructure error naming the agent, never a pass, a fail or a traceback."""
+    agent = AGENTS[name]
+    installed(agent)
+    before = ours()
+    task = load_task(TASKS / "lru-cache.md")
+    with StandIn(refuse=400) as model:
+        done = run_attempt(task, "smollm2", get_driver(name), model.url,
+                           settings_for(task, Overrides()), tmp_path / "results", agent=name)
+    validate(done.result)
+    r = done.result
+    assert r["result"] == "error" and r["error"]["kind"] == "infra", r.get("error")
+    assert name in r["error"]["message"] or agent.binary.name in r["error"]["message"]
+    assert model.model_requests()  # it did try
+    assert ours() <= before

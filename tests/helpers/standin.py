@@ -118,6 +118,7 @@ class StandIn:
     # an agent that ends on a command rather than a text (mini-swe-agent): the second call
     finish_command: str | None = None
     usage: dict[str, int] = field(default_factory=lambda: dict(USAGE))  # what it claims
+    refuse: int | None = None  # answer every model request with this HTTP status instead
     seen: list[Seen] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
@@ -164,6 +165,11 @@ class StandIn:
         path = seen.path.split("?")[0]
         body = seen.body if isinstance(seen.body, dict) else {}
         text = seen.raw.decode("utf-8", "replace")
+        if self.refuse is not None and any(
+                k in body for k in ("messages", "input", "contents")):
+            return self.refuse, "application/json", [json.dumps({"error": {
+                "message": "the stand-in refuses this request", "type": "invalid_request_error",
+                "code": self.refuse, "status": "INVALID_ARGUMENT"}}).encode()]
         if path.endswith("/chat/completions"):
             return _openai_chat(self.decide(text, _openai_tools(body)), body, self.usage)
         if path.endswith("/responses"):
