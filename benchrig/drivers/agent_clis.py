@@ -4,15 +4,18 @@ the model endpoint it is pointed at, the context-window check, and its own figur
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from benchrig.core.errors import DriverError, UsageError
+from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import AgentRun
 from benchrig.drivers.agent_process import AGENTS_BIN
 from benchrig.drivers.base import DriverRequest
@@ -53,6 +56,7 @@ class Endpoint:
     window: int | None = None  # its context window in tokens, when BenchRig knows it
     server: dict[str, Any] = field(default_factory=dict)  # what the result records of it
     load_time_s: float | None = None
+    session: Any = None  # the model gateway's session metering this attempt, if any
 
 
 def preflight_provider(agent: str, provider: str | None, *, local_ok: bool) -> None:
@@ -66,15 +70,38 @@ def preflight_provider(agent: str, provider: str | None, *, local_ok: bool) -> N
                          f"model) or a base URL such as http://127.0.0.1:8080, not {provider!r}")
 
 
-@contextmanager
-def endpoint(request: DriverRequest) -> Iterator[Endpoint]:
-    """The attempt's model endpoint. A base URL is used as given; `local` serves the embedded
-    model on loopback for this attempt (OpenAI chat only) and stops it afterwards.
+def gateway() -> ModuleType | None:
+    """The model gateway (benchrig.gateway) once it is part of BenchRig, else None."""
+    try:
+        return importlib.import_module("benchrig.gateway")
+    except ImportError:
+        return None
 
-    The model gateway's seam: when it lands, this is where an attempt opens its gateway
-    session (speaking the agent's API, forwarding to the runtime, metering every call), and
-    the figures of record come from that session instead of staying null."""
+
+@contextmanager
+def endpoint(request: DriverRequest, agent: str, *, metered: bool = True
+             ) -> Iterator[Endpoint]:
+    """The attempt's model endpoint. With the model gateway (an OpenAI-chat agent, `metered`),
+    a session of its own on it, fronting the embedded model (`local`) or the base URL, which
+    meters every call. Without it, a base URL is used as given, and `local` serves the
+    embedded model on loopback for this attempt (OpenAI chat only) and stops it afterwards."""
     provider = request.provider or ""
+    meter = gateway() if metered else None
+    if meter is not None:
+        request.progress.phase("starting the model gateway")
+        if provider == LOCAL:
+            spec = meter.GatewaySpec.for_local_model(
+                request.model, request.settings.context_size, request.settings.threads)
+        else:
+            base = provider.rstrip("/")
+            spec = meter.GatewaySpec(backend="upstream", model=request.model,
+                                     base_url=base if base.endswith("/v1") else f"{base}/v1")
+        with meter.gateway_session(spec, label=f"{agent} {request.task.id}") as session:
+            yield Endpoint(session.root, session.model, local=provider == LOCAL,
+                           window=request.settings.context_size if provider == LOCAL
+                           else None, server=session.settings,
+                           load_time_s=session.load_time_s, session=session)
+        return
     if provider != LOCAL:
         base = provider.rstrip("/")
         yield Endpoint(base.removesuffix("/v1"), request.model)
@@ -90,6 +117,24 @@ def endpoint(request: DriverRequest) -> Iterator[Endpoint]:
         yield Endpoint(server.base_url.removesuffix("/v1"), server.alias, local=True,
                        window=request.settings.context_size, server=settings,
                        load_time_s=time.perf_counter() - began)
+
+
+def with_meter(where: Endpoint, agent: str, run: Callable[[], DriverOutput]) -> DriverOutput:
+    """The agent's run with its figures of record from the gateway's session, when one
+    metered it (the agent's own stay beside as `reported`), what was measured before a
+    failure included; without a session, as the run returned it."""
+    meter = gateway() if where.session is not None else None
+    if meter is None:
+        return run()
+    try:
+        output = run()
+    except DriverError as failed:
+        if failed.partial is not None:
+            failed.partial = meter.with_gateway_figures(failed.partial, where.session.calls(),
+                                                        agent)
+        raise
+    figured: DriverOutput = meter.with_gateway_figures(output, where.session.calls(), agent)
+    return figured
 
 
 def check_window(agent: str, overhead_tokens: int, request: DriverRequest,
@@ -116,6 +161,12 @@ def no_proxy(host: dict[str, str] | os._Environ[str]) -> dict[str, str]:
     """NO_PROXY with loopback added: the endpoint is never reached through a proxy."""
     return {name: ",".join(filter(None, [host.get(name), *LOOPBACK_HOSTS]))
             for name in ("no_proxy", "NO_PROXY")}
+
+
+def settled(run: AgentRun, metered: bool) -> AgentRun:
+    """The agent's figures as the parser read them when the gateway meters the attempt (it
+    replaces them and keeps them as `reported`), else moved aside by keep_reported."""
+    return run if metered else keep_reported(run)
 
 
 def keep_reported(run: AgentRun) -> AgentRun:

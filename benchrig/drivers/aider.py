@@ -16,10 +16,11 @@ from benchrig.drivers.agent import AgentRun, StreamParser, drive, prompt_text
 from benchrig.drivers.agent_clis import (
     check_window,
     endpoint,
-    keep_reported,
     locate_venv,
     no_proxy,
     preflight_provider,
+    settled,
+    with_meter,
 )
 from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.base import DriverRequest
@@ -57,8 +58,9 @@ class AiderParser(StreamParser):
 
     closing_event = "a model reply in its chat history"
 
-    def __init__(self, history: Path) -> None:
+    def __init__(self, history: Path, metered: bool = False) -> None:
         super().__init__()
+        self.metered = metered  # the gateway measures: the figures are replaced
         self.history = history
 
     def event(self, t: float, event: Any) -> None:
@@ -108,7 +110,7 @@ class AiderParser(StreamParser):
         run.cost_source = "aider: its own count"
         run.engine.update({"ttft_basis": TTFT_BASIS, "replies": replies,
                            "edits": len(run.tool_calls)})
-        return keep_reported(run)
+        return settled(run, self.metered)
 
 
 class AiderDriver:
@@ -122,7 +124,7 @@ class AiderDriver:
         binary = locate_venv("aider", "aider", "BENCHRIG_AIDER_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "its own flags (whole edit format, no repo map)")
-        with endpoint(request) as where, tempfile.TemporaryDirectory(
+        with endpoint(request, self.name) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-aider-") as scratch:
             model = f"openai/{where.model}"
             # the model's window and price for aider (it would otherwise look the model up)
@@ -152,9 +154,10 @@ class AiderDriver:
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})
             solution = request.task.solution_file
-            return drive(request, agent="aider",
-                         argv=[binary, *flags, "--message", prompt_text(request), solution],
-                         needs=Needs(fixed={**FIXED_ENV, **no_proxy(os.environ)}),
-                         parser=AiderParser(history),
-                         runtime={"name": "aider", "package": PACKAGE, "path": binary},
-                         effective=effective, load_time_s=where.load_time_s)
+            parser = AiderParser(history, metered=where.session is not None)
+            return with_meter(where, self.name, lambda: drive(
+                request, agent="aider",
+                argv=[binary, *flags, "--message", prompt_text(request), solution],
+                needs=Needs(fixed={**FIXED_ENV, **no_proxy(os.environ)}), parser=parser,
+                runtime={"name": "aider", "package": PACKAGE, "path": binary}, effective=effective,
+                load_time_s=where.load_time_s))

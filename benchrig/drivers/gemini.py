@@ -17,9 +17,10 @@ from benchrig.drivers.agent_clis import (
     SHORT_PROMPT,
     check_window,
     endpoint,
-    keep_reported,
     no_proxy,
     preflight_provider,
+    settled,
+    with_meter,
 )
 from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.agent_process import locate
@@ -54,8 +55,9 @@ class GeminiParser(StreamParser):
 
     closing_event = "its result event"
 
-    def __init__(self) -> None:
+    def __init__(self, metered: bool = False) -> None:
         super().__init__()
+        self.metered = metered  # the gateway measures: the figures are replaced
         self.turns = 0
         self.answering = False  # inside a model turn (text or tool calls since the last result)
         self.text = ""
@@ -114,7 +116,7 @@ class GeminiParser(StreamParser):
             run.output_tokens = whole(stats.get("output_tokens"))
         run.cost_source = "gemini reports no cost"
         run.engine.update({"stats": self.stats, "warnings": self.warnings[:20]})
-        return keep_reported(run)
+        return settled(run, self.metered)
 
 
 class GeminiDriver:
@@ -128,7 +130,7 @@ class GeminiDriver:
         binary = locate("gemini", "BENCHRIG_GEMINI_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "a short system prompt and four tools")
-        with endpoint(request) as where, tempfile.TemporaryDirectory(
+        with endpoint(request, self.name, metered=False) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-gemini-") as scratch:
             settings = Path(scratch, "settings.json")
             settings.write_text(json.dumps(no_context_files(SETTINGS)))
@@ -142,8 +144,9 @@ class GeminiDriver:
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_settings": SETTINGS, "agent_prompt": window,
                 "agent_endpoint": where.base_url}
-            return drive(request, agent="gemini",
-                         argv=[binary, *flags, "-p", prompt_text(request)],
-                         needs=needs, parser=GeminiParser(),
-                         runtime={"name": "gemini", "package": PACKAGE, "path": binary},
-                         effective=effective, load_time_s=where.load_time_s)
+            parser = GeminiParser(metered=where.session is not None)
+            return with_meter(where, self.name, lambda: drive(
+                request, agent="gemini", argv=[binary, *flags, "-p", prompt_text(request)],
+                needs=needs, parser=parser,
+                runtime={"name": "gemini", "package": PACKAGE, "path": binary}, effective=effective,
+                load_time_s=where.load_time_s))

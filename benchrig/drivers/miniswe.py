@@ -15,10 +15,11 @@ from benchrig.drivers.agent import AgentRun, StreamParser, amount, drive, prompt
 from benchrig.drivers.agent_clis import (
     check_window,
     endpoint,
-    keep_reported,
     locate_venv,
     no_proxy,
     preflight_provider,
+    settled,
+    with_meter,
 )
 from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.base import DriverRequest
@@ -49,8 +50,9 @@ class MiniParser(StreamParser):
 
     closing_event = "its trajectory file"
 
-    def __init__(self, trajectory: Path) -> None:
+    def __init__(self, trajectory: Path, metered: bool = False) -> None:
         super().__init__()
+        self.metered = metered  # the gateway measures: the figures are replaced
         self.trajectory = trajectory
 
     def event(self, t: float, event: Any) -> None:
@@ -62,7 +64,8 @@ class MiniParser(StreamParser):
         try:
             data = json.loads(self.trajectory.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return keep_reported(run)  # no trajectory: not completed, the exit code says why
+            # no trajectory: not completed, the exit code says why
+            return settled(run, self.metered)
         info = data.get("info") or {}
         turns = 0
         for message in data.get("messages") or []:
@@ -86,7 +89,7 @@ class MiniParser(StreamParser):
         run.cost_source = "mini-swe-agent: litellm's price table"
         run.engine.update({"ttft_basis": TTFT_BASIS, "exit_status": status,
                            "model_stats": stats, "mini_version": info.get("mini_version")})
-        return keep_reported(run)
+        return settled(run, self.metered)
 
 
 class MiniSweDriver:
@@ -100,7 +103,7 @@ class MiniSweDriver:
         binary = locate_venv("mini", "miniswe", "BENCHRIG_MINISWE_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "its default config (mini.yaml)")
-        with endpoint(request) as where, tempfile.TemporaryDirectory(
+        with endpoint(request, self.name) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-mini-") as scratch:
             trajectory = Path(scratch, "trajectory.json")
             max_tokens = request.settings.max_tokens or 1024
@@ -115,9 +118,9 @@ class MiniSweDriver:
                 "max_tokens": max_tokens}
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})
-            return drive(request, agent="miniswe",
-                         argv=[binary, *flags, "-t", prompt_text(request)],
-                         needs=Needs(fixed=fixed), parser=MiniParser(trajectory),
-                         runtime={"name": "mini-swe-agent", "package": PACKAGE,
-                                  "path": binary},
-                         effective=effective, load_time_s=where.load_time_s)
+            parser = MiniParser(trajectory, metered=where.session is not None)
+            return with_meter(where, self.name, lambda: drive(
+                request, agent="miniswe", argv=[binary, *flags, "-t", prompt_text(request)],
+                needs=Needs(fixed=fixed), parser=parser,
+                runtime={"name": "mini-swe-agent", "package": PACKAGE, "path": binary},
+                effective=effective, load_time_s=where.load_time_s))

@@ -15,9 +15,10 @@ from benchrig.drivers.agent_clis import (
     Endpoint,
     check_window,
     endpoint,
-    keep_reported,
     no_proxy,
     preflight_provider,
+    settled,
+    with_meter,
 )
 from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.agent_process import locate
@@ -54,8 +55,9 @@ class OpencodeParser(StreamParser):
 
     closing_event = "a final step_finish"
 
-    def __init__(self) -> None:
+    def __init__(self, metered: bool = False) -> None:
         super().__init__()
+        self.metered = metered  # the gateway measures: the figures are replaced
         self.steps = 0
         self.tokens = {"input": 0, "output": 0, "reasoning": 0, "cache_read": 0,
                        "cache_write": 0}
@@ -117,7 +119,7 @@ class OpencodeParser(StreamParser):
             run.cost_usd, run.cost_source = self.cost, "opencode: its price table"
         run.engine.update({"ttft_basis": TTFT_BASIS, "steps": self.steps,
                            "usage": dict(self.tokens)})
-        return keep_reported(run)
+        return settled(run, self.metered)
 
 
 def config(where: Endpoint, request: DriverRequest) -> dict[str, Any]:
@@ -148,7 +150,7 @@ class OpencodeDriver:
         binary = locate("opencode", "BENCHRIG_OPENCODE_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "a short system prompt and bash, write, edit only")
-        with endpoint(request) as where:
+        with endpoint(request, self.name) as where:
             flags = [*FLAGS, "-m", f"{PROVIDER_ID}/{where.model}"]
             fixed = {**FIXED_ENV, **no_proxy(os.environ),
                      "OPENCODE_CONFIG_CONTENT": json.dumps(config(where, request))}
@@ -161,7 +163,8 @@ class OpencodeDriver:
                 "max_tokens": request.settings.max_tokens or 1024}
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})
-            return drive(request, agent="opencode",
-                         argv=[binary, *flags, prompt_text(request)],
-                         needs=Needs(fixed=fixed), parser=OpencodeParser(), runtime=runtime,
-                         effective=effective, load_time_s=where.load_time_s)
+            parser = OpencodeParser(metered=where.session is not None)
+            return with_meter(where, self.name, lambda: drive(
+                request, agent="opencode", argv=[binary, *flags, prompt_text(request)],
+                needs=Needs(fixed=fixed), parser=parser, runtime=runtime, effective=effective,
+                load_time_s=where.load_time_s))

@@ -17,9 +17,10 @@ from benchrig.drivers.agent_clis import (
     SHORT_PROMPT,
     check_window,
     endpoint,
-    keep_reported,
     no_proxy,
     preflight_provider,
+    settled,
+    with_meter,
 )
 from benchrig.drivers.agent_env import Needs
 from benchrig.drivers.agent_process import locate
@@ -59,11 +60,12 @@ def no_context_files(settings: dict[str, Any]) -> dict[str, Any]:
 class QwenParser(ClaudeParser):
     """Claude Code's stream-json, as Qwen Code writes it; its figures only as reported_*."""
 
-    def __init__(self) -> None:
+    def __init__(self, metered: bool = False) -> None:
         super().__init__(streaming=True)
+        self.metered = metered  # the gateway measures: the figures are replaced
 
     def finish(self) -> AgentRun:
-        return keep_reported(super().finish())
+        return settled(super().finish(), self.metered)
 
 
 class QwenDriver:
@@ -77,7 +79,7 @@ class QwenDriver:
         binary = locate("qwen", "BENCHRIG_QWEN_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "a short system prompt and two tools")
-        with endpoint(request) as where, tempfile.TemporaryDirectory(
+        with endpoint(request, self.name) as where, tempfile.TemporaryDirectory(
                 prefix="benchrig-qwen-") as scratch:
             settings = Path(scratch, "settings.json")
             settings.write_text(json.dumps(no_context_files(SETTINGS)))
@@ -100,7 +102,8 @@ class QwenDriver:
             if where.local:
                 effective.update({"context_size": where.window, "server": where.server})
             # the prompt before the options: --exclude-tools takes every word after it
-            return drive(request, agent="qwen", argv=[binary, prompt_text(request), *flags],
-                         needs=needs, parser=QwenParser(),
-                         runtime={"name": "qwen", "package": PACKAGE, "path": binary},
-                         effective=effective, load_time_s=where.load_time_s)
+            parser = QwenParser(metered=where.session is not None)
+            return with_meter(where, self.name, lambda: drive(
+                request, agent="qwen", argv=[binary, prompt_text(request), *flags], needs=needs,
+                parser=parser, runtime={"name": "qwen", "package": PACKAGE, "path": binary},
+                effective=effective, load_time_s=where.load_time_s))
