@@ -17,11 +17,11 @@ from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import Rate
 from benchrig.suites import SUITES
-from benchrig.textsafe import label, printable
+from benchrig.textsafe import PRINT_CAP, label, printable
 
 # A spreadsheet runs a cell that starts with one of these as a formula (a tab or a carriage
 # return first, then one of them, is read so too; printable has made those visible).
-_FORMULA = ("=", "+", "-", "@")
+_FORMULA_START = frozenset("=+-@")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
@@ -29,14 +29,20 @@ def cell(value: object) -> str:
     """Any value as a CSV cell: None empty, a bool `true`/`false`, a number as written; text
     printable and, when it would start a formula and is not a number, behind a `'`. Every
     cell of every CSV BenchRig writes goes through here, so no column can forget it."""
-    if value is None:
+    kind = type(value)
+    if kind is str:  # most cells: names already made printable, figures already formatted
+        text = str(value)
+        if not (len(text) <= PRINT_CAP and text.isascii() and text.isprintable()):
+            text = printable(text)
+    elif value is None:
         return ""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int | float):
+    elif kind is bool:
+        return "true" if value else "false"
+    elif kind is int or kind is float:
         return str(value)
-    text = printable(str(value))
-    if text.startswith(_FORMULA) and not _NUMBER.fullmatch(text):
+    else:
+        text = printable(str(value))
+    if text[:1] in _FORMULA_START and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
 
