@@ -140,7 +140,10 @@ def load_task(path: Path) -> TaskSpec:
     except Unreadable as exc:
         raise TaskError([f"{label}: {exc}"]) from None
     try:
-        post = frontmatter.loads(raw.decode("utf-8"), handler=_Frontmatter())
+        text = raw.decode("utf-8")
+        yaml_handler = _Frontmatter()  # what python-frontmatter detects otherwise is as it was
+        post = frontmatter.loads(text, handler=yaml_handler if yaml_handler.detect(text)
+                                 else None)
     except UnicodeDecodeError as exc:
         raise TaskError([f"{label}: file is not UTF-8 ({exc.reason})"]) from None
     except (_Expands, RecursionError) as exc:
