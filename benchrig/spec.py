@@ -27,10 +27,13 @@ TASK_FILE_CAP = 16 << 20  # bytes of a task file or its tests (the context fille
 # Values of a task's frontmatter once each alias stands for what it repeats: a bundled task
 # has a few hundred; ten aliases of ten aliases… of a short list are billions.
 MAX_FRONTMATTER_VALUES = 100_000
+# Bytes of the frontmatter itself (a bundled task's is under 2 KB): PyYAML builds a Python
+# object of a few hundred bytes for every value, so 16 MiB of `[1,1,…]` would take GBs.
+FRONTMATTER_CAP = 256 << 10
 
 
 class _Expands(Exception):
-    """Frontmatter whose aliases stand for too many values, or for themselves."""
+    """Frontmatter too long, or whose aliases stand for too many values or for themselves."""
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -71,6 +74,8 @@ class _Frontmatter(YAMLHandler):
     whose aliases stay within MAX_FRONTMATTER_VALUES (a 610-byte alias bomb is billions)."""
 
     def load(self, fm: str, **kwargs: Any) -> Any:
+        if len(fm) > FRONTMATTER_CAP:
+            raise _Expands(f"{len(fm):,} characters, over the cap of {FRONTMATTER_CAP:,}")
         loader = kwargs.get("Loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader))(fm)
         try:
             node = loader.get_single_node()

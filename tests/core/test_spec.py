@@ -195,3 +195,14 @@ def test_a_task_file_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path) -> No
         with pytest.raises(TaskError) as refused:
             load_task(path)
         assert refused.value.problems == [f"{path}: {kind}, not a regular file"]
+
+
+def test_a_frontmatter_too_long_to_build_is_refused(tmp_path: Path) -> None:
+    """16 MiB of `[1, 1, …]` would be millions of PyYAML objects (GBs): refused by its size."""
+    long = GOOD.format(id="long", timeout=5).replace(
+        "tags: [demo]", "tags: [demo]\nx: [" + "1," * (1 << 20) + "1]")
+    path = write_task(tmp_path, "long", long)
+    with pytest.raises(TaskError) as refused:
+        load_task(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f"{path}: frontmatter: ") and "over the cap of 262,144" in problem
