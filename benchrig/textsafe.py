@@ -1,5 +1,5 @@
 """The one sanitizer for text from outside: safe to store (no lone surrogates, bounded size)
-and safe to print (no control, escape, bidi or line-breaking characters).
+and safe to print (no control, escape, bidi, line-breaking or other format characters).
 
 Everything a candidate, an agent, a server, a model or a task file sends crosses into a
 result, a report or the terminal through these functions and nowhere else.
