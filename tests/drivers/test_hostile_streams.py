@@ -220,6 +220,9 @@ elif attack == "sse-without-blank-line":
                                                      content_type="text/event-stream")}
 elif attack == "ndjson-without-newline":
     route = routes(Reply((b"x" * (1 << 16),) * 65_536, content_type="application/x-ndjson"))
+elif attack == "json-values":  # 15 MB of `[],`: five million lists, 400 MB once built
+    route = routes(Reply(bytes(), content_type="application/x-ndjson"))
+    route[("GET", "/api/version")] = Reply((b'{"v": [' + b"[]," * 5_000_000 + b"[]]}",))
 elif attack == "gzip-json-answer":
     route = routes(Reply(bytes(), content_type="application/x-ndjson"))
     route[("GET", "/api/version")] = Reply(gzip_of(ZEROS, 4), headers=GZIP)
@@ -240,7 +243,8 @@ ATTACKS = {"gzip-error-body": "infra: HTTP 500 from ",
            "gzip-stream": "more than 64 MiB",
            "sse-without-blank-line": "one event of more than 8 MiB",
            "ndjson-without-newline": "one line of more than 8 MiB",
-           "gzip-json-answer": "more than 16 MiB"}
+           "gzip-json-answer": "more than 16 MiB",
+           "json-values": "more than 2,000,000 JSON values"}
 
 
 @pytest.mark.slow
@@ -248,8 +252,8 @@ ATTACKS = {"gzip-error-body": "infra: HTTP 500 from ",
 def test_a_hostile_server_gets_an_error_result_in_bounded_memory(attack: str) -> None:
     """A 4 MiB gzip body that decodes to 4 GiB (an error body, a stream of keep-alive pings,
     a JSON answer), 4 GiB of SSE `data:` lines with no blank line, 4 GiB of NDJSON with no
-    newline: each is an infra error saying why, and the driver's resident memory grows less
-    than 200 MiB."""
+    newline, 15 MB of JSON that builds five million lists: each is an infra error saying why,
+    and the driver's resident memory grows less than 200 MiB."""
     ran = subprocess.run([sys.executable, "-c", HOSTILE_SERVER, attack], capture_output=True,
                          text=True, timeout=300, cwd=ROOT, check=False)
     assert ran.returncode == 0 and ran.stdout, ran.stderr[-2000:]
