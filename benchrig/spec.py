@@ -30,6 +30,9 @@ MAX_FRONTMATTER_VALUES = 100_000
 # Bytes of the frontmatter itself (a bundled task's is under 2 KB): PyYAML builds a Python
 # object of a few hundred bytes for every value, so 16 MiB of `[1,1,…]` would take GBs.
 FRONTMATTER_CAP = 256 << 10
+# Lists and mappings inside one another: PyYAML constructs them, and BenchRig copies and
+# validates them, recursively (500 deep was a RecursionError); a bundled task nests under 10.
+MAX_FRONTMATTER_DEPTH = 64
 
 
 class _Expands(Exception):
@@ -44,10 +47,11 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _check_expansion(root: yaml.Node, limit: int) -> None:
+def _check_expansion(root: yaml.Node, limit: int, depth: int = MAX_FRONTMATTER_DEPTH
+                     ) -> None:
     """_Expands when `root` stands for more than `limit` values with every alias expanded (an
     alias is the same node object met again, so this counts each node once: linear in the
-    text, however much it would expand), or contains itself."""
+    text, however much it would expand), contains itself, or nests more than `depth` deep."""
     sizes: dict[int, int] = {}
     open_: set[int] = set()  # the nodes on the path from the root (a cycle meets one again)
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -65,6 +69,8 @@ def _check_expansion(root: yaml.Node, limit: int) -> None:
         if key in open_:
             raise _Expands("a YAML alias refers to a value that contains it")
         open_.add(key)
+        if len(open_) > depth:
+            raise _Expands(f"nested more than {depth} deep")
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
 

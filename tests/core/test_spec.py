@@ -206,3 +206,14 @@ def test_a_frontmatter_too_long_to_build_is_refused(tmp_path: Path) -> None:
         load_task(path)
     (problem,) = refused.value.problems
     assert problem.startswith(f"{path}: frontmatter: ") and "over the cap of 262,144" in problem
+
+
+@pytest.mark.parametrize("depth", [500, 990])
+def test_frontmatter_nested_too_deep_is_refused_not_a_crash(tmp_path: Path, depth: int) -> None:
+    """libyaml stops at 1000 levels; PyYAML's constructor and the checks recurse in Python
+    and stopped sooner, with a RecursionError out of `validate`."""
+    path = write_task(tmp_path, "deep", GOOD.format(id="deep", timeout=5).replace(
+        "tags: [demo]", "tags: [demo]\nx: " + "[" * depth + "]" * depth))
+    with pytest.raises(TaskError) as refused:
+        load_task(path)
+    assert refused.value.problems == [f"{path}: frontmatter: nested more than 64 deep"]
