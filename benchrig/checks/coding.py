@@ -126,7 +126,12 @@ class CandidateRunner:
         began = time.monotonic()
         self.proc = self.pool.take(SOLUTION_MODULE)
         self.uids.append(self.proc.box.uid)
-        hello = self.proc.ready()
+        try:
+            hello = self.proc.ready(self.limit)  # no start-up wait past the attempt's end
+        except CandidateTimeout as exc:
+            self.session.incidents.append(str(exc))
+            self.stop()
+            raise
         # The sandbox's start-up is not the candidate's time, but it is the attempt's.
         self.deadline = min(self.deadline + time.monotonic() - began, self.limit)
         self.limits_failed |= {str(n) for n in hello.get("limits_failed") or ()}

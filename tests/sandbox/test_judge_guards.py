@@ -4,9 +4,12 @@ a sandbox restart at the attempt's end."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,9 +33,19 @@ def custom_task(tmp_path: Path, tests: str, timeout_s: float = 5.0,
 def bounded(job: Callable[[], CheckReport], seconds: float = 120.0) -> CheckReport:
     """Run `job()` in a thread; fail (not hang) if it never returns."""
     done: list[CheckReport] = []
-    thread = threading.Thread(target=lambda: done.append(job()), daemon=True)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(job())
+        except BaseException as exc:  # raised here, in the test's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(seconds)
+    if failed:
+        raise failed[0]
     assert done, f"the judge was still running after {seconds:.0f} s"
     return done[0]
 
@@ -200,3 +213,33 @@ def test_a_sandbox_restart_cannot_push_a_check_past_the_attempts_end(tmp_path: P
         report = run_tests(task, code, pool, ends_at=time.monotonic() + 3.0)
     assert [d.passed for d in report.details] == [False, False], report.details
     assert "timed out" in report.details[1].message
+
+
+@pytest.fixture
+def slow_python() -> Iterator[str]:
+    """An interpreter that takes 60 s to start (a machine under heavy load)."""
+    folder = Path(tempfile.mkdtemp(prefix="benchrig-slow-python-", dir="/tmp"))
+    folder.chmod(0o755)  # the sandbox's own uid must reach it
+    script = folder / "python3"
+    script.write_text(f"#!/bin/sh\nsleep 60\nexec {confinement.detect().interpreter} \"$@\"\n")
+    script.chmod(0o755)
+    try:
+        yield str(script)
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_sandbox_start_up_is_not_waited_for_past_the_attempts_end(
+        tmp_path: Path, slow_python: str) -> None:
+    """The hello was awaited for 30 s whatever the attempt had left, and then called the
+    sandbox broken (error/harness): now the wait ends with the attempt, as its timeout."""
+    task = custom_task(tmp_path, "from solution import add\n\ndef test_add():\n"
+                       "    assert add(1, 2) == 3\n", timeout_s=30.0)
+    conf = replace(confinement.detect().without_namespaces("a slow interpreter"),
+                   interpreter=slow_python)
+    with SandboxPool(conf, prestart=False) as pool:
+        report = bounded(lambda: run_tests(task, "def add(a, b):\n    return a + b\n", pool,
+                                           ends_at=time.monotonic() + 1.0))
+    assert [d.passed for d in report.details] == [False]
+    assert "timed out" in report.details[0].message, report.details
+    assert report.sandbox["cleanup"] == "verified"
