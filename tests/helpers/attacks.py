@@ -80,6 +80,27 @@ def test_len_set():
     assert len(set(add([1, 1], [1]))) == 1
 '''
 
+DICT_TESTS = '''"""Acceptance tests for battery-add that build a dict from the answer: 4 checks."""
+
+from solution import add
+
+
+def test_dict():
+    assert dict(add([1], [2])) == {1: 2}
+
+
+def test_keys():
+    assert sorted(dict(add([1, 3], [2, 4]))) == [1, 3]
+
+
+def test_values():
+    assert set(dict(add([1], [5])).values()) == {5}
+
+
+def test_len():
+    assert len(dict(add([], []))) == 0
+'''
+
 LOOP_TESTS = '''"""Acceptance tests for battery-add that loop on the answer: 4 checks."""
 
 from solution import add
@@ -555,6 +576,12 @@ def close(a, b):
 def add(a, b):
     return [k * ((1 << 61) - 1) for k in range(1, 150_001)]
 """, "fail", (False,) * 4, judge_bounded=True, message="share one hash", tests=SET_TESTS),
+    # The same ints as [key, value] pairs: the test's own dict() hashes members of inner
+    # lists, which no single collection's guard sees.
+    Attack("hash-flooded-pairs", "stall the judge", """
+def add(a, b):
+    return [[k * ((1 << 61) - 1), 0] for k in range(1, 150_001)]
+""", "fail", (False,) * 4, judge_bounded=True, message="share one hash", tests=DICT_TESTS),
     # A value that keeps the test's own loop running: only the watchdog ends it.
     Attack("test-loops-on-the-answer", "stall the judge", """
 def add(a, b):
