@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchrig.checks.answers import contains
+from benchrig.checks.guard import model_text
 from benchrig.checks.normalize import clean, final_text, parse_number
 from benchrig.core.check import CheckContext, check
 from benchrig.core.settings import Settings
@@ -43,7 +44,8 @@ def check_needle(task: TaskSpec, transcript: Transcript, settings: Settings,
     """One step: the runner gives the step's expected answer in `task.check`."""
     expected = str(task.check.get(EXPECTED_KEY) or Scenario.of(task.frontmatter, "").expected)
     answer = final_text(transcript.answer, transcript.thinking)
-    passed = not answer.ended_in_thinking and found(expected, answer.text)
+    with model_text("the answer"):  # a crash on it fails the step (checks.guard)
+        passed = not answer.ended_in_thinking and found(expected, answer.text)
     if answer.ended_in_thinking:
         message = "the response ended inside <think>: no answer"
     elif passed:

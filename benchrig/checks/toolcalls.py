@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from benchrig.checks.guard import Unreadable, model_text
 from benchrig.core.tools import PlannedTurn
 from benchrig.jsonsafe import NUMERIC_ERRORS
 from benchrig.textsafe import NAME_CAP, cap
@@ -25,6 +26,7 @@ _SPACES = re.compile(r"\s+")
 
 
 REASON_CAP = 500  # a schema error quotes the value, which the model chose
+MAX_DEPTH = 32  # nesting of a call's arguments; no tool here takes more than a few levels
 
 
 def shown(value: Any) -> str:
@@ -63,13 +65,54 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+def text_depth(text: str) -> int:
+    """How deep `[` and `{` nest in JSON text (outside strings), read without parsing."""
+    depth = deepest = 0
+    quoted = escaped = False
+    for char in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def value_depth(value: Any, limit: int) -> int:
+    """How deep lists and objects nest in `value` (read without recursion), up to `limit`+1."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth <= limit:
+                stack.extend((v, depth) for v in (item.values() if isinstance(item, Mapping)
+                                                  else item))
+    return deepest
+
+
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     """A call's arguments as an object: JSON text (OpenAI) or an object (Ollama). (object,
-    None), or (None, why it is malformed)."""
+    None), or (None, why it is malformed). Nested deeper than MAX_DEPTH is malformed, said
+    before parsing (the parser, the schema and its error message all recurse)."""
     if isinstance(raw, Mapping):
+        if value_depth(raw, MAX_DEPTH) > MAX_DEPTH:
+            return None, f"arguments nested deeper than {MAX_DEPTH} levels"
         return dict(raw), None
     if not isinstance(raw, str):
         return None, f"arguments are {type(raw).__name__}, not a JSON object"
+    if text_depth(raw) > MAX_DEPTH:
+        return None, f"arguments nested deeper than {MAX_DEPTH} levels"
     try:
         value = json.loads(raw, object_pairs_hook=_no_duplicates)
     except (ValueError, *NUMERIC_ERRORS) as exc:
@@ -188,10 +231,14 @@ def answer_misses(text: str, patterns: Sequence[str]) -> list[str]:
 def judge_turn(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any]],
                tools: Mapping[str, Mapping[str, Any]]) -> TurnVerdict:
     """One reply (`text`, `calls` as received) against its planned turn. `tools`: name →
-    parameter schema."""
-    if planned.call is None:
-        return _judge_answer(planned, text, calls, tools)
-    return _judge_call(planned.call, text, calls, tools)
+    parameter schema. A reply that cannot be read fails the turn, with why (checks.guard)."""
+    try:
+        with model_text("the reply"):
+            if planned.call is None:
+                return _judge_answer(planned, text, calls, tools)
+            return _judge_call(planned.call, text, calls, tools)
+    except Unreadable as exc:
+        return TurnVerdict("fail", exc.reason)
 
 
 def _judge_answer(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any]],
