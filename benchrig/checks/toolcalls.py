@@ -166,9 +166,31 @@ def _kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
-def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
+def _declares_number(schema: Any) -> bool:
+    """Whether a (sub)schema declares the JSON type `number` (5 and 5.0 are then one value)."""
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    return kind == "number" or (isinstance(kind, list) and "number" in kind)
+
+
+def _sub_schema(schema: Any, key: str | None) -> Any:
+    """The schema of a property (`key`) or of an array's items (`key` None), when given."""
+    if not isinstance(schema, Mapping):
+        return None
+    if key is None:
+        return schema.get("items")
+    properties = schema.get("properties")
+    found = properties.get(key) if isinstance(properties, Mapping) else None
+    extra = schema.get("additionalProperties")
+    return found if found is not None else extra if isinstance(extra, Mapping) else None
+
+
+def difference(got: Any, expected: Any, path: str = "arguments",
+               schema: Any = None) -> str | None:
     """Where `got` differs from `expected` as JSON values: key order ignored, array order,
-    string contents and types (boolean, integer vs 5.0, string vs number) kept. None: same."""
+    string contents and exact types (boolean, integer vs 5.0, string vs number) kept. An
+    integer and a float of the same value are one value only where `schema` (the tool's
+    parameter schema, followed along the path) declares `number` there; a slot the schema
+    leaves untyped keeps the expected type exactly. None: the same."""
     if isinstance(expected, dict):
         if not isinstance(got, dict):
             return f"{path}: {_kind(got)} where an object is expected"
@@ -179,7 +201,8 @@ def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
         if missing:
             return f"{path}: missing argument {missing[0]!r}"
         for key in expected:
-            found = difference(got[key], expected[key], f"{path}.{key}")
+            found = difference(got[key], expected[key], f"{path}.{key}",
+                               _sub_schema(schema, key))
             if found:
                 return found
         return None
@@ -189,12 +212,12 @@ def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
         if len(got) != len(expected):
             return f"{path}: {len(got)} items where {len(expected)} are expected"
         for index, (item, want) in enumerate(zip(got, expected, strict=True)):
-            found = difference(item, want, f"{path}[{index}]")
+            found = difference(item, want, f"{path}[{index}]", _sub_schema(schema, None))
             if found:
                 return found
         return None
     same_kind = _kind(got) == _kind(expected) or (
-        {_kind(got), _kind(expected)} == {"integer", "number"})  # the schema decides those
+        {_kind(got), _kind(expected)} == {"integer", "number"} and _declares_number(schema))
     if not same_kind or got != expected:
         return (f"{path}: {shown_json(got)} ({_kind(got)}) where "
                 f"{json.dumps(expected, ensure_ascii=False)} ({_kind(expected)}) is expected")
@@ -282,7 +305,7 @@ def _judge_call(expected: Mapping[str, Any], text: str, calls: Sequence[Mapping[
     if problems:
         return TurnVerdict("fail", f"arguments break the schema: {problems[0]}",
                            structured=True, selection=True)
-    wrong = difference(arguments, expected.get("arguments") or {})
+    wrong = difference(arguments, expected.get("arguments") or {}, schema=tools[name])
     if wrong:
         return TurnVerdict("fail", wrong, structured=True, selection=True)
     return TurnVerdict("pass", f"called {name!r} with exactly the expected arguments",

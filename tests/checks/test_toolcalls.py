@@ -99,8 +99,23 @@ def test_a_refusal_is_not_abstention() -> None:
 
 
 def test_difference_keeps_integer_and_number_apart_only_through_the_schema() -> None:
-    assert difference({"x": 2}, {"x": 2.0}) is None  # a `number` slot: the schema decides
-    assert difference({"x": "2"}, {"x": 2}) is not None
+    assert difference({"x": 2}, {"x": 2.0}, schema=SCHEMA) is None  # declared `number`
+    assert difference({"x": "2"}, {"x": 2}, schema=SCHEMA) is not None
+    assert difference({"x": 2}, {"x": 2.0}) is not None  # no schema: the exact type
+
+
+@pytest.mark.parametrize("arguments", ['{"k": 5.0}', '{"k": 5.00}', '{"k": 5e0}'])
+def test_a_float_is_not_the_expected_integer_where_the_schema_gives_no_type(
+        arguments: str) -> None:
+    # `g` takes any object: nothing declares `k` a number, so 5.0 is not the expected 5
+    planned = PlannedTurn(None, {"name": "g", "arguments": {"k": 5}})
+    verdict = judge_turn(planned, "", [{"name": "g", "arguments": arguments}], TOOLS)
+    assert verdict.verdict == "fail" and "(number) where 5 (integer) is expected" in verdict.reason
+    nested = PlannedTurn(None, {"name": "g", "arguments": {"k": [{"n": 5}]}})
+    deep = judge_turn(nested, "", [{"name": "g", "arguments": '{"k": [{"n": 5.0}]}'}], TOOLS)
+    assert deep.verdict == "fail" and "arguments.k[0].n" in deep.reason
+    typed = {"f": SCHEMA, "g": {"type": "object", "properties": {"k": {"type": "number"}}}}
+    assert judge_turn(planned, "", [{"name": "g", "arguments": arguments}], typed).passed
     assert parse_arguments("5") == (None, "arguments are a JSON int, not an object")
 
 
