@@ -245,10 +245,31 @@ def text_call(text: str, names: Sequence[str]) -> bool:
     return False
 
 
+# An answer's words count only where they are asserted: not after a negation or a hedge in
+# their clause ("it is not snowing", "I don't know if it's snowing", "maybe 84"), and not
+# inside a question ("Is it snowing?").
+_NOT_ASSERTED = re.compile(r"\b(?:not|no|never|neither|nor|cannot|without|unsure|unclear|"
+                           r"unknown|maybe|perhaps|possibly|might|may|could|whether|if|nie)\b|"
+                           r"n't\b|n’t\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.;:!?,\n]|\bbut\b|\s[-–—]\s", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def asserted(flat: str, match: re.Match[str]) -> bool:
+    """Whether a pattern's match is stated, not negated, hedged or asked (_NOT_ASSERTED)."""
+    clauses = _CLAUSE_END.split(flat[:match.start()])
+    if _NOT_ASSERTED.search(clauses[-1] if clauses else ""):
+        return False
+    end = _SENTENCE_END.search(flat, match.end())
+    return end is None or end.group(0) != "?"
+
+
 def answer_misses(text: str, patterns: Sequence[str]) -> list[str]:
-    """The expected-answer patterns the text (whitespace collapsed, case ignored) misses."""
+    """The expected-answer patterns the text (whitespace collapsed, case ignored) misses: a
+    pattern counts only where some match of it is asserted (`asserted`)."""
     flat = _SPACES.sub(" ", text).strip()
-    return [p for p in patterns if not re.search(p, flat, re.IGNORECASE)]
+    return [p for p in patterns
+            if not any(asserted(flat, m) for m in re.finditer(p, flat, re.IGNORECASE))]
 
 
 def judge_turn(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any]],
@@ -276,8 +297,9 @@ def _judge_answer(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, 
     misses = answer_misses(text, planned.answer)
     if misses:
         return TurnVerdict("fail", f"no tool call, but the answer does not match {misses[0]!r}"
-                           " (a refusal is not abstention)" if text.strip() else
-                           "no tool call and no answer text")
+                           " where it states something (a refusal, a negation, a question or "
+                           "a hedge is not abstention)"
+                           if text.strip() else "no tool call and no answer text")
     return TurnVerdict("pass", "no tool call; the answer matches", abstained=True)
 
 

@@ -80,3 +80,13 @@ def test_the_suite_is_opt_in() -> None:
     assert not [t for t in _load([], []) if t.suite == "tool_use"]
     assert len(_load([], ["tool_use"])) == 18
     assert [t.id for t in _load(["tool-select-weather"], [])] == ["tool-select-weather"]
+
+
+@pytest.mark.parametrize("text", ["No, it is not snowing in Oslo.",
+                                  "I don't know if it's snowing."])
+def test_a_negation_or_a_non_answer_fails_the_weather_answer(text: str, tmp_path: Path) -> None:
+    transcript = oracle("tool-twostep-weather-answer")
+    transcript["turns"][1]["text"] = text
+    result = attempt("tool-twostep-weather-answer", transcript, tmp_path)
+    assert result["result"] == "fail", result["notes"]
+    assert result["evidence"]["tool_use"]["counts"]["abstention"] == 0

@@ -184,3 +184,40 @@ def test_a_huge_model_value_is_quoted_capped() -> None:
         assert verdict.verdict == "fail" and len(verdict.reason) < 1000
     verdict = judge_turn(PLANNED, "", [{"name": huge, "arguments": "{}"}], TOOLS)
     assert len(verdict.reason) < 1000
+
+
+ANSWER_TURN = PlannedTurn(None, None, answer=(r"\b(yes|snow|snowing)\b",))
+NUMBER_TURN = PlannedTurn(None, None, answer=(r"\b84\b",))
+
+
+@pytest.mark.parametrize(("planned", "text"), [
+    (ANSWER_TURN, "No, it is not snowing in Oslo."),
+    (ANSWER_TURN, "I don't know if it's snowing."),
+    (ANSWER_TURN, "I do not know whether it is snowing."),
+    (ANSWER_TURN, "It isn't snowing right now."),
+    (ANSWER_TURN, "Is it snowing in Oslo? I cannot tell."),
+    (ANSWER_TURN, "Maybe it is snowing."),
+    (ANSWER_TURN, "It might be snowing, I'm not sure."),
+    (ANSWER_TURN, "There is no snow in Oslo."),
+    (ANSWER_TURN, "It is never snowing in Oslo in this season."),
+    (NUMBER_TURN, "The answer is not 84."),
+    (NUMBER_TURN, "Could it be 84?"),
+])
+def test_a_negated_asked_or_hedged_answer_does_not_match(planned: PlannedTurn,
+                                                         text: str) -> None:
+    verdict = judge_turn(planned, text, [], TOOLS)
+    assert verdict.verdict == "fail" and not verdict.abstained, text
+    assert "does not match" in verdict.reason and "a negation" in verdict.reason
+
+
+@pytest.mark.parametrize(("planned", "text"), [
+    (ANSWER_TURN, "Yes, it is snowing in Oslo right now (-3 °C)."),
+    (ANSWER_TURN, "Yes."),
+    (ANSWER_TURN, "It's snowing in Oslo: -3 °C and snow."),
+    (ANSWER_TURN, "According to the weather tool, it is snowing in Oslo."),
+    (ANSWER_TURN, "I checked: not sunny, but it is snowing."),
+    (NUMBER_TURN, "12 multiplied by 7 is 84, not 85."),
+    (NUMBER_TURN, "It's not 85. It is 84."),
+])
+def test_a_stated_answer_still_matches(planned: PlannedTurn, text: str) -> None:
+    assert judge_turn(planned, text, [], TOOLS).passed, text
