@@ -81,3 +81,30 @@ def test_tool_arguments_nested_500_deep_fail_the_turn(tmp_path: Path) -> None:
     transcript["turns"][0]["tool_calls"] = [call_json(name, {"city": deep(250)}, text=False)]
     result = attempt("tool-select-weather", transcript, tmp_path)
     assert_counted_failure(result, "nested deeper than")
+
+
+class HugeNumbers:
+    """A runtime whose every answer is a number past Python's 4,300-digit limit."""
+
+    name = "huge"
+    kind = "runtime"
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        pass
+
+    def run(self, request: Any) -> Any:
+        from benchrig.core.metrics import Metrics
+        from benchrig.core.transcript import DriverOutput, Transcript
+
+        return DriverOutput(Transcript(answer="The code is " + "9" * 5000 + ".",
+                                       finish_reason="stop"), Metrics())
+
+
+def test_a_context_window_whose_answer_crashes_the_reader_is_a_counted_failure(
+        tmp_path: Path) -> None:
+    task = load_task(TASKS / "context-needle.md")
+    result = run_attempt(task, "attacker", HugeNumbers(), None,
+                         settings_for(task, Overrides()), tmp_path).result
+    assert result["result"] == "fail" and result["error"] is None, result["notes"]
+    steps = result["evidence"]["context"]["steps"]
+    assert steps and all(s["error"] is None and not s["passed"] for s in steps)
