@@ -108,3 +108,15 @@ def test_a_context_window_whose_answer_crashes_the_reader_is_a_counted_failure(
     assert result["result"] == "fail" and result["error"] is None, result["notes"]
     steps = result["evidence"]["context"]["steps"]
     assert steps and all(s["error"] is None and not s["passed"] for s in steps)
+
+
+def test_the_summary_counts_the_attack_as_a_failure_not_an_error(tmp_path: Path) -> None:
+    # measured before: `100% (1/1), 1 error` where the truth is 50%
+    from benchrig.report.scorecard import suite_card
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    right = attempt("discount-tax", "The customer pays $114.60.", tmp_path / "a")
+    attack = attempt("discount-tax", "Final answer: " + "9" * 5000, tmp_path / "b")
+    card = suite_card("reasoning", [right, attack])
+    assert (card.passed, card.scored, card.errors) == (1, 2, 0)
