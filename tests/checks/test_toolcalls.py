@@ -221,3 +221,32 @@ def test_a_negated_asked_or_hedged_answer_does_not_match(planned: PlannedTurn,
 ])
 def test_a_stated_answer_still_matches(planned: PlannedTurn, text: str) -> None:
     assert judge_turn(planned, text, [], TOOLS).passed, text
+
+
+@pytest.mark.parametrize("text", ["{" * 300_000, '{"a": "' + "{" * 200_000,
+                                  '{"k":[' * 30_000, '{"name": 1, ' * 50_000])
+def test_looking_for_a_call_written_as_text_reads_a_bounded_amount(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each decode error costs json its offset (it counts the lines before it): reading every
+    # `{` of 300,000 against the whole text took 35 s; now a bounded window, bounded times
+    import json
+
+    from benchrig.checks import toolcalls
+
+    read: list[int] = []
+    original = json.JSONDecoder.raw_decode
+
+    def counting(self: json.JSONDecoder, s: str, idx: int = 0) -> Any:
+        read.append(len(s) - idx)
+        return original(self, s, idx)
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counting)
+    assert not text_call(text, ["get_weather"])
+    assert len(read) <= toolcalls.TEXT_CALLS
+    assert all(n <= toolcalls.TEXT_CALL_CHARS for n in read)
+
+
+def test_a_call_written_as_text_after_prose_is_still_seen() -> None:
+    call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    assert text_call("x" * 100_000 + call, ["get_weather"])
+    assert text_call("{not json} " * 50 + call, ["get_weather"])
