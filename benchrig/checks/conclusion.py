@@ -5,6 +5,7 @@ second value offered as an alternative making it no answer (docs/suites.md#exact
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -49,6 +50,7 @@ CUE = re.compile(r"\b(?:final\s+)?(?:answer|result)\b(?:\s+(?:to\s+\w+\s+)?"
                  re.IGNORECASE)
 CUE_REACH = 48  # characters from a cue to its number
 SHORT_STATEMENT = 3  # words of a line's opening sentence that states the value alone
+READ_MENTIONS = 2000  # numbers read after a statement, before the end, or around the value
 SENTENCE = re.compile(r"[.!?;](?=\s|$)|\n")
 CLAUSE = re.compile(r"[.!?;,:()\[\]\n—–]|\s-\s|\bbut\b|\bso\b|\band\b", re.IGNORECASE)
 
@@ -114,33 +116,67 @@ def _inside_parentheses(text: str, start: int) -> bool:
 
 def mentions(text: str, percent_is_value: bool = False) -> list[Mention]:
     """Every number in `text` (already cleaned), in order, with how it is stated."""
-    found = []
-    for match in NUMBER.finditer(text):
-        value = _value(match)  # None still names a number: never the expected one
-        start, end = match.start(), match.end()
-        found.append(Mention(start, end, cap(match.group(0).strip(), 40), value,
-                             _strength(text, start, end, percent_is_value)))
-    return found
+    numbers = _Numbers(text, percent_is_value)
+    return [numbers[i] for i in range(len(numbers))]
 
 
-def _cue_start(text: str, found: list[Mention]) -> tuple[int, str] | None:
+class _Numbers:
+    """The numbers of a text, each read (value, strength) only when asked for: a conclusion
+    looks at a few of them, and an answer may hold a hundred thousand."""
+
+    def __init__(self, text: str, percent_is_value: bool) -> None:
+        self.text, self.percent = text, percent_is_value
+        self.spans = [m.span() for m in NUMBER.finditer(text)]
+        self.starts = [a for a, _ in self.spans]
+        self.read: dict[int, Mention] = {}
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    def __getitem__(self, index: int) -> Mention:
+        found = self.read.get(index)
+        if found is None:
+            start, end = self.spans[index]
+            match = NUMBER.match(self.text, start)
+            assert match is not None  # the same pattern at the same place
+            # a value of None still names a number: never the expected one
+            found = self.read[index] = Mention(
+                start, end, cap(match.group(0).strip(), 40), _value(match),
+                _strength(self.text, start, end, self.percent))
+        return found
+
+    def first_from(self, position: int) -> int:
+        """The index of the first number starting at or after `position`."""
+        return bisect.bisect_left(self.starts, position)
+
+
+def _cue_start(text: str, numbers: _Numbers) -> tuple[int, str] | None:
     """Where the answer is stated: the last cue with a number close behind it (`the answer
     is …`), or the last line that opens with the value alone ("$114.60. This includes …")."""
     cues: list[tuple[int, str]] = []
-    for cue in CUE.finditer(text):
-        near = next((m for m in found if m.start >= cue.end()), None)
-        if (near is not None and near.strength != "rejected"
-                and near.start - cue.end() <= CUE_REACH
-                and not SENTENCE.search(text, cue.end(), near.start)):
+    for cue in reversed(list(CUE.finditer(text))):
+        index = numbers.first_from(cue.end())
+        if index == len(numbers) or numbers.starts[index] - cue.end() > CUE_REACH \
+                or SENTENCE.search(text, cue.end(), numbers.starts[index]):
+            continue
+        if numbers[index].strength != "rejected":
             cues.append((cue.start(), f"stated after {cue.group(0).strip()!r}"))
-    for line in re.finditer(r"^[ \t]*(\S[^\n]*)", text, re.MULTILINE):
+            break
+    for line in reversed(list(re.finditer(r"^[ \t]*(\S[^\n]*)", text, re.MULTILINE))):
+        if cues and line.start(1) < cues[0][0]:
+            break  # a cue further on is found already
         first = SENTENCE.search(line.group(1))
         opening = line.group(1)[: first.start() if first else None]
         begins, ends = line.start(1), line.start(1) + len(opening)
         value_first = re.match(r"[\s$€£=*]*[-−]?\d", opening)  # "$114.60.", not "Tax: $19"
-        if value_first and len(opening.split()) <= SHORT_STATEMENT and any(
-                begins <= m.start < ends and m.strength == "strong" for m in found):
-            cues.append((begins, "stated on its own"))
+        if not value_first or len(opening.split()) > SHORT_STATEMENT:
+            continue
+        index = numbers.first_from(begins)
+        while index < len(numbers) and numbers.starts[index] < ends:
+            if numbers[index].strength == "strong":
+                cues.append((begins, "stated on its own"))
+                return max(cues)
+            index += 1
     return max(cues, default=None)
 
 
@@ -185,31 +221,53 @@ def conclude(answer: str, percent_is_value: bool = False) -> Conclusion:
     answer is …`, `\\boxed{…}`, a short opening sentence) counts, unless a later value
     replaces it after a correction or re-assertion ("no wait, 120", "Actually it's 120");
     without one, the last value stated. Working, approximations, percentages, parts and
-    asides never conclude; a value offered beside the stated one makes it no answer."""
+    asides never conclude; a value offered beside the stated one makes it no answer. At most
+    READ_MENTIONS numbers are read on each side of the statement."""
     text = clean(_BOLD_VALUE.sub(r"answer: \1", _BOX.sub(r"answer: \\text{", answer)))
-    found = mentions(text, percent_is_value)
-    usable = [m for m in found if m.strength != "rejected"]
-    if not usable:
-        return Conclusion(None, "no number stated")
-    cue = _cue_start(text, found)
+    numbers = _Numbers(text, percent_is_value)
+    cue = _cue_start(text, numbers)
     replaced = 0
     if cue is not None:
-        start, how = cue
-        after = [m for m in usable if m.start >= start]
-        stated = next((m for m in after if m.strength == "strong"), after[0])
-        for later in (m for m in after if m.start > stated.start and m.value != stated.value):
-            joint = text[stated.end:later.start]
-            if later.strength == "strong" and CORRECTION.search(joint):
-                stated, replaced = later, replaced + 1
+        begin, how = cue
+        index = numbers.first_from(begin)
+        after = range(index, min(len(numbers), index + READ_MENTIONS))
+        usable = [i for i in after if numbers[i].strength != "rejected"]
+        at = next((i for i in usable if numbers[i].strength == "strong"), usable[0])
+        corrected = False
+        for i in range(at + 1, after.stop):  # a correction anywhere since the stated value
+            corrected = corrected or bool(CORRECTION.search(
+                text, numbers.spans[i - 1][1], numbers.starts[i]))
+            later = numbers[i]
+            if corrected and later.strength == "strong" and later.value != numbers[at].value:
+                at, replaced, corrected = i, replaced + 1, False
                 how = f"{how}, then corrected"
     else:
-        strong = [m for m in usable if m.strength == "strong"]
-        stated = (strong or usable)[-1]
+        last = range(len(numbers) - 1, max(-1, len(numbers) - 1 - READ_MENTIONS), -1)
+        usable = [i for i in last if numbers[i].strength != "rejected"]
+        if not usable:
+            return Conclusion(None, "no number stated")
+        at = next((i for i in usable if numbers[i].strength == "strong"), usable[0])
         how = "the last value stated"
+    stated = numbers[at]
     # working, parts, approximations and percentages are never candidates; a hedged aside
-    # is stated strongly (_strength)
-    neighbours = [m for m in usable if m.strength == "strong" and m.value != stated.value]
-    for other in sorted(neighbours, key=lambda m: abs(m.start - stated.start))[:2]:
+    # is stated strongly (_strength): the nearest two strong other values are weighed
+    for other in _nearest_others(numbers, at, 2):
         if _alternative(text, stated, other):
             return Conclusion(stated, how, other, replaced)
     return Conclusion(stated, how, None, replaced)
+
+
+def _nearest_others(numbers: _Numbers, at: int, count: int) -> list[Mention]:
+    """Up to `count` strong numbers of another value than numbers[at], nearest first."""
+    stated, found = numbers[at], []
+    for step in range(1, READ_MENTIONS):
+        sides = [i for i in (at - step, at + step) if 0 <= i < len(numbers)]
+        if not sides:
+            break
+        for i in sorted(sides, key=lambda i: abs(numbers.starts[i] - stated.start)):
+            other = numbers[i]
+            if other.strength == "strong" and other.value != stated.value:
+                found.append(other)
+        if len(found) >= count:
+            break
+    return sorted(found, key=lambda m: abs(m.start - stated.start))[:count]

@@ -260,14 +260,17 @@ _NOT_ASSERTED = re.compile(r"\b(?:not|no|never|neither|nor|cannot|without|unsure
                            r"n't\b|n’t\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.;:!?,\n]|\bbut\b|\s[-–—]\s", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?\n]")
+SENTENCE_REACH = 300  # characters read on each side of a match for its clause and sentence
 
 
 def asserted(flat: str, match: re.Match[str]) -> bool:
-    """Whether a pattern's match is stated, not negated, hedged or asked (_NOT_ASSERTED)."""
-    clauses = _CLAUSE_END.split(flat[:match.start()])
+    """Whether a pattern's match is stated, not negated, hedged or asked (_NOT_ASSERTED).
+    Its clause and sentence are read within SENTENCE_REACH characters (bounded work per
+    match: a reply may repeat the word a hundred thousand times)."""
+    clauses = _CLAUSE_END.split(flat[max(0, match.start() - SENTENCE_REACH):match.start()])
     if _NOT_ASSERTED.search(clauses[-1] if clauses else ""):
         return False
-    end = _SENTENCE_END.search(flat, match.end())
+    end = _SENTENCE_END.search(flat, match.end(), match.end() + SENTENCE_REACH)
     return end is None or end.group(0) != "?"
 
 

@@ -210,3 +210,41 @@ def test_exact_number_is_bounded(text: str, value: Any) -> None:
     from benchrig.checks.normalize import exact_number
 
     assert exact_number(text) == (None if value is None else Fraction(value))
+
+
+@pytest.mark.parametrize("answer", ["The answer is 5. " * 50_000, "1 2 3 4 5 6 7 8 9 " * 20_000,
+                                    "5\n" * 50_000, "The answer is 5, wait 6, " * 40_000,
+                                    "1 × " * 80_000])
+def test_a_conclusion_reads_a_bounded_number_of_values(answer: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # each number read costs a few regex searches: reading all of 100,000 (and each against
+    # every cue) took minutes; the statement, the end and the neighbours bound it
+    from benchrig.checks import conclusion
+
+    read: list[int] = []
+    original = conclusion._strength
+
+    def counting(*args: Any) -> Any:
+        read.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(conclusion, "_strength", counting)
+    conclusion.conclude(answer)
+    assert len(read) <= 3 * conclusion.READ_MENTIONS
+
+
+def test_a_no_call_answer_reads_a_bounded_clause_per_match(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchrig.checks import toolcalls
+
+    sizes: list[int] = []
+    pattern = toolcalls._CLAUSE_END
+
+    class Counting:
+        def split(self, text: str) -> list[str]:
+            sizes.append(len(text))
+            return pattern.split(text)
+
+    monkeypatch.setattr(toolcalls, "_CLAUSE_END", Counting())
+    assert toolcalls.answer_misses("not snow " * 50_000, [r"\bsnow\b"]) != []
+    assert max(sizes, default=0) <= toolcalls.SENTENCE_REACH
