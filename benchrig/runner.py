@@ -85,7 +85,8 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
 
     A thinking model (config `thinking_models`) gets the task's token budget times
     `thinking_token_multiplier` in the answer-scored suites (coding, reasoning, polish, tool
-    use); an explicit `--max-tokens` is taken as given. `think` left at None means the model's own default.
+    use); an explicit `--max-tokens` is taken as given. `think` left at None means the
+    model's own default.
     Without `--context-size` the context grows past the default to fit the budget and a
     prompt (`max_tokens + PROMPT_ROOM`), so a multiplied budget is not silently capped.
     Run `run_index` of a task asks for seed `overrides.seed + run_index`, so repeated runs
