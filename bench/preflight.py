@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchrig.core.errors import UsageError
 from benchrig.drivers import get_driver
-from tests.helpers.loopback import Loopback, Reply
+from tests.helpers.loopback import Loopback, Reply, Route
 from tests.helpers.ollama import TAGS
 
 MODELS = {"object": "list", "data": [{"id": "m", "object": "model"}]}
@@ -50,7 +50,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=50)
     calls = parser.parse_args().calls
-    routes = {("GET", "/api/tags"): Reply.json(TAGS), ("GET", "/v1/models"): Reply.json(MODELS)}
+    routes: dict[tuple[str, str], Route] = {("GET", "/api/tags"): Reply.json(TAGS),
+                                            ("GET", "/v1/models"): Reply.json(MODELS)}
     with Loopback(routes) as server:
         ollama = timings(lambda: get_driver("ollama").preflight("qwen3", server.url), calls)
         openai = timings(lambda: get_driver("openai").preflight("m", f"{server.url}/v1"),

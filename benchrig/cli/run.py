@@ -3,13 +3,14 @@ result recorded and its verdict line printed."""
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from benchrig import paths
-from benchrig.core.errors import BenchRigError, UsageError
+from benchrig.core.errors import BenchRigError, UsageError, counts_against_model
 from benchrig.textsafe import printable, stored
 from benchrig.ui import AttemptLine, RunProgress, error, info, warn
 
@@ -30,6 +31,11 @@ from benchrig.cli.app import (
     app,
     echo,
 )
+
+# --max-errors by default: a tenth of the run, as Inspect AI's --fail-on-error 0.1, but never
+# fewer than a few, so one flaky request does not stop a short run.
+MAX_ERRORS_FRACTION = 0.1
+MIN_MAX_ERRORS = 3
 
 
 @app.command(short_help="Run tasks on models; one result file per attempt.")
@@ -97,6 +103,12 @@ def run(
         help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
              "for the run).")
                            ] = None,
+    max_errors: Annotated[int | None, Option("--max-errors", metavar="N", min=0,
+        help="Stop the run once N attempts end in an error that is not the model's (server, "
+             "network, agent, BenchRig: docs/results.md#errors), and say how to resume; 0 "
+             "never stops. [default: 10% of the attempts, at least "
+             f"{MIN_MAX_ERRORS} — the proportion Inspect AI's --fail-on-error takes]")
+                          ] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig import sandbox
@@ -131,7 +143,7 @@ def run(
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), sandboxes,
                         Matrix(jobs, resume, retry_errors, stored(label) if label else None,
-                               executor, ray_address))
+                               executor, ray_address, max_errors))
     if not results:  # resumed, and every attempt already had its result
         return
     echo("")
@@ -222,11 +234,14 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 return results
         sandboxes.expect(sum(spec.task.check_type == "tests" for spec in specs)
                          if how.executor == "local" else 0)
+        limit = error_limit(how.max_errors, len(specs))
+        errors = 0
         with RunProgress(len(specs)) as bar, sandboxes:
             def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
                 return slot.in_flight, perform(spec, slot, engine, sandboxes)
 
             def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
+                nonlocal errors
                 in_flight, produced = outcome
                 notes = {"label": spec.label,
                          "settings": {"jobs": spec.jobs, "in_flight": in_flight}}
@@ -241,6 +256,10 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 bar.advance(r["result"])
                 echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
                 results.append(r)
+                if r["result"] == "error" and not counts_against_model(r):
+                    errors += 1
+                    if limit is not None and errors >= limit:
+                        raise TooManyErrors
 
             def watch(spec: AttemptSpec) -> AttemptLine:
                 return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
@@ -261,6 +280,14 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 info(f"interrupted after {bar.done}/{len(specs)}"
                      + (f"; resume with {again}" if again else ""))
                 raise Exit(130) from None
+            except TooManyErrors:
+                bar.close()
+                again = _resume_command(retry_errors=True)
+                error(f"stopped after {errors} errors that are not the model's "
+                      f"(--max-errors {limit}), {bar.done}/{len(specs)} attempts recorded: "
+                      "see the error lines above; fix the cause, then "
+                      + (f"resume with {again}" if again else "run it again"))
+                raise Exit(1) from None
     return results
 
 
@@ -275,6 +302,18 @@ class Matrix:
     label: str | None = None
     executor: str = "local"  # or ray (benchrig/execute/raycluster.py)
     ray_address: str | None = None
+    max_errors: int | None = None  # None: error_limit's default
+
+
+class TooManyErrors(Exception):
+    """Raised from the recording callback: the executor stops every attempt in flight."""
+
+
+def error_limit(given: int | None, attempts: int) -> int | None:
+    """How many errors not of the model's doing stop a run (None: never)."""
+    if given is None:
+        return max(MIN_MAX_ERRORS, math.ceil(attempts * MAX_ERRORS_FRACTION))
+    return given or None
 
 
 def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
@@ -289,17 +328,19 @@ def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
     return left
 
 
-def _resume_command() -> str | None:
-    """The command line that was run, with --resume: what continues it (None for
-    scripts/runner.py, which runs one attempt and has no --resume)."""
+def _resume_command(retry_errors: bool = False) -> str | None:
+    """The command line that was run, with --resume (and --retry-errors: the errors' attempts
+    run again): what continues it (None for scripts/runner.py, which runs one attempt and
+    has no --resume)."""
     import shlex
 
     program = Path(sys.argv[0]).name
     if program not in ("benchrig", "__main__.py", "cli.py"):
         return None
     words = ["benchrig", *sys.argv[1:]]
-    if "--resume" not in words:
-        words.append("--resume")
+    for flag in ("--resume", "--retry-errors") if retry_errors else ("--resume",):
+        if flag not in words:
+            words.append(flag)
     return shlex.join(words)
 
 

@@ -167,7 +167,7 @@ class ContextStandIn:
         counters = {"total_duration": 9_000_000 + tokens * 1000, "load_duration": load_ns,
                     "prompt_eval_count": tokens, "prompt_eval_duration": tokens * 1000,
                     "eval_count": 3, "eval_duration": 3_000_000}
-        return Reply(ndjson(line(answer[:3]), line(answer[3:]), done(**counters)),
+        return Reply(ndjson(line(answer[:3]), line(answer[3:]), done("stop", **counters)),
                      content_type="application/x-ndjson")
 
     def routes(self) -> dict[tuple[str, str], Any]:
