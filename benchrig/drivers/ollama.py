@@ -164,6 +164,8 @@ class OllamaDriver:
         if tags is None:
             raise UsageError(f"{root} has no /api/tags: is it an Ollama server?")
         names = listed_names(tags, "models", ("name", "model"))
+        if names is None:
+            raise UsageError(f"{root}/api/tags lists no models: is it an Ollama server?")
         wanted = model if ":" in model else f"{model}:latest"
         need_model(model if model in names else wanted, names, f"Ollama at {root}",
                    f"pull it: ollama pull {model}")

@@ -59,11 +59,12 @@ def need_model(model: str, listed: Iterable[str], what: str, hint: str) -> None:
                      f"{shown + more if names else 'none'}; {hint}")
 
 
-def listed_names(reply: Any, key: str, fields: tuple[str, ...]) -> list[str]:
-    """The strings under reply[key][*][field] (Ollama's models[].name, OpenAI's data[].id)."""
+def listed_names(reply: Any, key: str, fields: tuple[str, ...]) -> list[str] | None:
+    """The strings under reply[key][*][field] (Ollama's models[].name, OpenAI's data[].id);
+    None when the reply is not such a listing (a server that answers every route alike)."""
     entries = reply.get(key) if isinstance(reply, dict) else None
     if not isinstance(entries, list):
-        return []
+        return None
     return [entry[f] for entry in entries if isinstance(entry, dict)
             for f in fields if isinstance(entry.get(f), str)]
 

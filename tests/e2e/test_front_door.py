@@ -33,8 +33,9 @@ def test_run_help_names_every_option_in_full_with_its_default(results_dir: Path)
     entries = re.split(r"\n  (?=-)", ran.stdout.split("Options:", 1)[1])[1:]
     names = [entry.split()[0].rstrip(",") for entry in entries]
     assert "--require-isolation" in names and "--jobs" in " ".join(entries)
+    # off unless given, or repeatable: no default
     flags = ("--require-isolation", "--retry-errors", "--resume", "--help", "--pass-env",
-             "--label", "--suite", "--pack")  # off unless given, or repeatable: no default
+             "--label", "--suite", "--pack", "--dry-run", "--allow-identical")
     for entry in entries:
         if not any(flag in entry.split()[:3] for flag in flags):
             assert "default" in entry, entry
