@@ -8,7 +8,6 @@ import os
 import shlex
 import socket
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +117,14 @@ def test_run_sh_pi_zai_with_no_network_exits_2_and_writes_nothing(
     assert list(results_dir.rglob("*")) == []
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex"])
-def test_a_missing_agent_binary_writes_nothing(results_dir: Path, agent: str) -> None:
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-           f"BENCHRIG_{agent.upper()}_BIN": ""}
+@pytest.mark.parametrize("agent", ["claude", "codex", "pi"])
+def test_a_missing_agent_binary_writes_nothing(results_dir: Path, tmp_path: Path,
+                                               agent: str) -> None:
+    """The binary named is not there (an agent installed on PATH or in .agents/ would be
+    found otherwise: the explicit variable is what makes it missing on any machine)."""
+    missing = tmp_path / "no-such-binary"
+    env = {f"BENCHRIG_{agent.upper()}_BIN": str(missing)}
     ran = benchrig("run", "lru-cache", "-m", "m", "-d", agent, results_dir=results_dir,
                    env=env)
-    assert f"{agent} is not installed" in _refused_before_any_attempt(ran, results_dir)
+    line = _refused_before_any_attempt(ran, results_dir)
+    assert f"BENCHRIG_{agent.upper()}_BIN={missing} is not an executable file" in line
