@@ -134,7 +134,7 @@ def run(
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig import sandbox
     from benchrig.config import load_config
-    from benchrig.execute.plan import sized
+    from benchrig.execute.plan import repeats, sized
 
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
@@ -142,14 +142,12 @@ def run(
     chosen = sized(chosen, limit, sample, seed)
     models = model or ["smollm2"]
     provider = _provider(driver, provider, models)
-    from benchrig.execute.plan import repeats
-
     repeated = repeats(chosen, runs, engine.kind, temperature, allow_identical)
     settings_file = load_config(config)
-    from benchrig.runner import Overrides
+    if dry_run:  # nothing contacted, launched or written
+        from benchrig.runner import Overrides
 
-    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
-    if dry_run:
+        overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
         _say_repeats(repeated, runs)
         _dry_run(_plan(chosen, models, runs, out_dir, driver, provider,
                        retry_errors and not resume), engine.name, driver, provider,
@@ -170,7 +168,9 @@ def run(
                 if engine.kind == "replay" else None)
     from benchrig.packs.scores import pack_report
     from benchrig.report import render
+    from benchrig.runner import Overrides
 
+    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
     if not plan:
         return
