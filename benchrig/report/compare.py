@@ -49,6 +49,30 @@ class Side:
     settings: tuple[str, ...]  # the settings it pools, when more than one
 
 
+# What one side must hold to one value: a side that mixes them would pool unlike things.
+ONE_PER_SIDE = (("model", "models"), ("driver", "drivers"), ("agent", "agents"),
+                ("label", "labels"))
+
+
+def _one_of_each(tag: str, name: str, results: list[Result]) -> None:
+    """UsageError naming what side `tag` pools (models, drivers, agents or labels) and how
+    to name one of them."""
+    for field, plural in ONE_PER_SIDE:
+        values = sorted({str(r.get(field) or "") for r in results})
+        if len(values) < 2:
+            continue
+        shown = [label(v) if v else "(none)" for v in values]
+        if field == "model":
+            how = "name one model, or model@agent"
+        elif field == "label":
+            how = "name one of the labels" if all(values) else "name a label, or model@agent"
+        else:
+            model = label(str(results[0]["model"]))
+            how = "say " + " or ".join(f"{model}@{v}" for v in shown) + ", or a label"
+        raise UsageError(f"{tag}={label(name)} pools {plural} {', '.join(shown[:-1])} and "
+                         f"{shown[-1]}: {how}")
+
+
 def _side(name: str, results: list[Result]) -> Side:
     per_task: dict[TaskKey, list[Result]] = {}
     for r in results:
@@ -114,7 +138,8 @@ def _row(suite: str, keys: list[TaskKey], a: Side, b: Side) -> Row:
 
 def compare(results: list[Result], a: str, b: str) -> Comparison:
     """Sides `a` and `b` (SELECTOR_HELP) of `results`, paired by task; UsageError when a side
-    has no results or a result belongs to both."""
+    has no results, pools models, drivers, agents or labels, a result belongs to both, or
+    the sides share no task."""
     results = without_retried_errors(results)
     side_a = [r for r in results if matches(a, r)]
     side_b = [r for r in results if matches(b, r)]
@@ -125,9 +150,14 @@ def compare(results: list[Result], a: str, b: str) -> Comparison:
     if both:
         raise UsageError(f"{len(both)} results match both {a!r} and {b!r}: name the sides "
                          "apart (model@agent, or a --label)")
+    _one_of_each("A", a, side_a)
+    _one_of_each("B", b, side_b)
     one, two = _side(a, side_a), _side(b, side_b)
     paired = sorted(set(one.counts) & set(two.counts),
                     key=lambda k: (SUITES.index(k[0]) if k[0] in SUITES else 99, k))
+    if not paired:  # nothing to pair: an empty comparison would read as "no difference"
+        raise UsageError(f"A={label(a)} ({len(one.counts)} tasks) and B={label(b)} "
+                         f"({len(two.counts)} tasks) share no task: nothing to compare")
     hashes: dict[tuple[int, TaskKey], set[str]] = {}
     for index, side in enumerate((side_a, side_b)):
         for r in side:
