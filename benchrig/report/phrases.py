@@ -11,6 +11,8 @@ from benchrig.report.tooluse import tool_line
 ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout counts as "
                "failed); errors of the infrastructure or of BenchRig are shown beside it, "
                "never counted in it")
+CONTEXT_NOTE = ("a context attempt counts in the pass rate one verdict per window (found "
+                "or not), as context_retrieval_pct does")
 
 WARN = "⚠"
 COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at assertion "
@@ -100,7 +102,7 @@ def step_cells(step: StepFigures) -> list[str]:
     tokens = "—" if step.prompt_tokens_actual is None else f"{step.prompt_tokens_actual:.0f}"
     if step.prompt_tokens_target is not None:
         tokens += f" of {step.prompt_tokens_target:.0f}"
-    found = f"{step.passed}/{step.attempts}"
+    found = f"{step.passed}/{step.decided}"
     if step.errors:
         found += f" ({errors_text(step.errors)})"
     return [str(step.window), tokens, seconds(step.ttft_s),

@@ -9,6 +9,7 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
+from benchrig.report.context import window_counts
 from benchrig.report.grouping import Group
 from benchrig.report.scorecard import Span, SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
@@ -32,11 +33,17 @@ UNRATED = "speed"  # the suite that measures: its attempts have no verdict to ra
 
 
 def task_counts(results: list[dict[str, Any]]) -> list[TaskCount]:
-    """(passes, attempts that reached a verdict) of each task in `results`."""
+    """(passes, attempts that reached a verdict) of each task in `results`; a context
+    attempt counts by window (found, windows with a verdict), as the table and its card do."""
     tally: dict[tuple[str, str], list[int]] = {}
     for r in results:
         if counts_against_model(r):
             counts = tally.setdefault((r["suite"], r["task"]), [0, 0])
+            if r["suite"] == "context" and r["result"] in ("pass", "fail"):
+                found, decided = window_counts(r)
+                counts[0] += found
+                counts[1] += decided
+                continue
             counts[0] += r["result"] == "pass"
             counts[1] += 1
     return [(c, n) for c, n in tally.values()]

@@ -11,6 +11,7 @@ from benchrig.report.grouping import Group
 from benchrig.report.markdown import Md, header, row, text
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
+    CONTEXT_NOTE,
     ERRORS_NOTE,
     MIXED_TTFT,
     STEP_HEADERS,
@@ -34,6 +35,8 @@ def render_table(rows: list[ModelRow]) -> str:
     lines = [*header(TABLE_HEADERS), *(row(table_cells(r)) for r in rows)]
     if any(r.errors for r in rows):
         lines += ["", ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + "."]
+    if any(r.by_window for r in rows):
+        lines += ["", CONTEXT_NOTE[0].upper() + CONTEXT_NOTE[1:] + "."]
     return "\n".join(lines) + "\n"
 
 

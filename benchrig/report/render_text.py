@@ -5,6 +5,7 @@ from __future__ import annotations
 from benchrig.report.build import Report
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
+    CONTEXT_NOTE,
     ERRORS_NOTE,
     MIXED_TTFT,
     STEP_HEADERS,
@@ -31,6 +32,8 @@ def render_table(rows: list[ModelRow]) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     if any(r.errors for r in rows):
         lines.append(ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + ".")
+    if any(r.by_window for r in rows):
+        lines.append(CONTEXT_NOTE[0].upper() + CONTEXT_NOTE[1:] + ".")
     return "\n".join(lines) + "\n"
 
 
