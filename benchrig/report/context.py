@@ -66,7 +66,10 @@ def _steps(result: Result) -> list[dict[str, Any]]:
 def _uncounted(record: dict[str, Any]) -> bool:
     """A step whose error is not the model's doing (infra, harness): no verdict."""
     error = record.get("error")
-    return isinstance(error, dict) and not ERROR_KINDS.get(error.get("kind"), False)
+    if not isinstance(error, dict):
+        return False
+    kind = error.get("kind")
+    return not (kind in ERROR_KINDS and ERROR_KINDS[kind])
 
 
 def window_counts(result: Result) -> tuple[int, int]:
