@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.core.errors import ERROR_KINDS, counts_against_model
+from benchrig.core.errors import counts_against_model
 from benchrig.jsonsafe import finite
 from benchrig.metrics import mean_known
 from benchrig.textsafe import label
@@ -66,10 +66,9 @@ def _steps(result: Result) -> list[dict[str, Any]]:
 def _uncounted(record: dict[str, Any]) -> bool:
     """A step whose error is not the model's doing (infra, harness): no verdict."""
     error = record.get("error")
-    if not isinstance(error, dict):
-        return False
-    kind = error.get("kind")
-    return not (kind in ERROR_KINDS and ERROR_KINDS[kind])
+    # the attempt's rule (errors.ERROR_KINDS), read for one step
+    return isinstance(error, dict) and not counts_against_model(
+        {"result": "error", "error": error})
 
 
 def window_counts(result: Result) -> tuple[int, int]:
@@ -184,7 +183,7 @@ def windows(figures: Iterable[ContextFigures]) -> list[int]:
 
 STEP_COLUMNS = ("prompt_tokens_actual", "ttft_sec", "prompt_eval_tok_sec", "eval_tok_sec",
                 "load_time_sec", "rss_growth_mib", "kv_cache_mib", "size_vram_mib", "placement",
-                "retrieval_pct")
+                "retrieval_rate")
 
 
 def step_columns(found: list[int]) -> list[str]:
@@ -212,6 +211,6 @@ def step_values(figures: ContextFigures | None, found: list[int]) -> dict[str, s
         text = ["" if v is None else f"{v:.3f}" for v in values]
         text.append(_one(s.placement for s in same) or "")
         passed = sum(s.passed for s in same)
-        text.append(f"{passed / decided * 100:.1f}" if decided else "")
+        text.append(f"{passed / decided:.4f}" if decided else "")  # 0-1, as every CSV rate
         cells |= dict(zip([f"context_{window}_{c}" for c in STEP_COLUMNS], text, strict=True))
     return cells

@@ -15,7 +15,7 @@ from benchrig.report.build import Report
 from benchrig.report.context import step_columns, step_values, windows
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
-from benchrig.report.tooluse import Rate
+from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, Rate
 from benchrig.suites import SUITES
 from benchrig.textsafe import PRINT_CAP, label, printable
 
@@ -52,6 +52,9 @@ def writer(out: io.StringIO) -> Callable[[Iterable[object]], None]:
     rows = csv.writer(out, lineterminator="\n")
     return lambda values: rows.writerow([cell(v) for v in values])
 
+
+# One scale for every rate and share in a CSV: a fraction from 0 to 1, in columns named
+# `…_rate`, `…_share` or `…_score` (a `_pct` beside 0–1 columns invited a 100× misreading).
 
 CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
                "no_test", "pass_rate",
@@ -92,7 +95,7 @@ def suite_columns(name: str) -> list[str]:
                for part in ("", "_numerator", "_denominator")]
         own += [f"tool_use_{c}" for c in TOOL_COUNTS]
     elif name == "context":
-        own = ["context_retrieval_pct", "context_retrieval_pct_min", "context_retrieval_pct_max",
+        own = ["context_retrieval_rate", "context_retrieval_rate_min", "context_retrieval_rate_max",
                "context_windows_passed", "context_window_count", "context_pass_rate",
                "context_passed", "context_count", "context_spill_point", "load_time_sec"]
     else:
@@ -101,11 +104,6 @@ def suite_columns(name: str) -> list[str]:
                                        "truncated_thinking", "thinking_token_share")]
     return [*own, f"{name}_avg_ttft_sec", f"{name}_truncated_runs"]
 
-
-# tool_use: each rate (empty on a zero denominator), its numerator and denominator
-TOOL_RATES = ("task_success", "selection", "arguments", "abstention", "false_calls",
-              "structured")
-TOOL_COUNTS = ("skipped_turns", "timeouts", "errors", "unsupported")
 
 CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
                 "composite_suites", "avg_ttft_sec", "truncated_runs"]
@@ -132,12 +130,9 @@ def _suite_values(s: SuiteCard) -> list[str]:
         own = [v for r in rates for v in (_number(r.value), str(r.numerator),
                                           str(r.denominator))]
         own += [str(getattr(s.tools, c)) for c in TOOL_COUNTS]
-    elif s.suite == "context":  # a percentage, as its name says (other rates are fractions)
-        def percent(value: float | None) -> str:
-            return _number(None if value is None else value * 100, 2)
-
-        own = [percent(s.checks_rate), percent(_low(s.checks_span)),
-               percent(_high(s.checks_span)), str(s.checks_passed), str(s.checks_total),
+    elif s.suite == "context":  # a fraction, as every rate of the CSV
+        own = [_number(s.checks_rate), _number(_low(s.checks_span)),
+               _number(_high(s.checks_span)), str(s.checks_passed), str(s.checks_total),
                _number(s.rate), str(s.passed), str(s.scored),
                s.context.spill if s.context else "",
                _number(s.context.load_time_s if s.context else None)]

@@ -15,6 +15,7 @@ from benchrig.report.scorecard import Span, SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
+from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, ToolFigures
 from benchrig.textsafe import label
 
 FORMAT_VERSION = 1
@@ -64,7 +65,35 @@ def _span(value: Span | None) -> Json | None:
     return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
 
 
+def _tool_use(figures: ToolFigures) -> Json:
+    """Each tool-use rate by its name (as the CSV's `tool_use_<rate>`), with its counts."""
+    rates = {name: getattr(figures, name) for name in TOOL_RATES}
+    return {**{name: {"value": r.value, "numerator": r.numerator,
+                      "denominator": r.denominator} for name, r in rates.items()},
+            **{name: getattr(figures, name) for name in TOOL_COUNTS}}
+
+
+def _context(card: SuiteCard) -> Json:
+    """context_retrieval by name: windows found ÷ windows with a verdict, and per window."""
+    figures = card.context
+    return {
+        "context_retrieval": {"value": card.checks_rate, "found": card.checks_passed,
+                              "windows": card.checks_total,
+                              "run_range": _span(card.checks_span)},
+        "spill_point": None if figures is None else figures.spill,
+        "windows": [] if figures is None else [
+            {"task": s.task, "window": s.window, "found": s.passed, "decided": s.decided,
+             "errors": s.errors, "retrieval": s.retrieval, "ttft_s": s.ttft_s,
+             "decode_tokens_per_s": s.decode_tps} for s in figures.steps],
+    }
+
+
 def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
+    extra: Json = {}
+    if card.tools is not None:
+        extra["tool_use"] = _tool_use(card.tools)
+    if card.suite == "context":
+        extra |= _context(card)
     return {
         "attempts": len(results), "passed": card.passed, "scored": card.scored,
         "errors": card.errors, "runs": card.runs,
@@ -74,7 +103,7 @@ def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
                    "rate": card.checks_rate, "run_range": _span(card.checks_span)},
         "score": card.score,
         "avg_ttft_s": card.avg_ttft_s, "decode_tokens_per_s": card.decode_tps,
-        "prefill_tokens_per_s": card.prefill_tps, "truncated": card.truncated,
+        "prefill_tokens_per_s": card.prefill_tps, "truncated": card.truncated, **extra,
     }
 
 

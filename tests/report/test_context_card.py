@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import csv
 import io
+import json
 from typing import Any
 
 from benchrig.report import render
@@ -66,14 +67,14 @@ def test_the_csv_names_the_columns_as_the_specification_does() -> None:
     header, line = csv.reader(io.StringIO(render(results(), "csv")))
     row = dict(zip(header, line, strict=True))
     assert row["context_spill_point"] == "varies: 4096 (1×), 8192 (1×)"
-    assert row["context_retrieval_pct"] == "80.00"  # a percentage, as its name says
-    assert (row["context_retrieval_pct_min"], row["context_retrieval_pct_max"]) == (
-        "60.00", "100.00")
+    assert row["context_retrieval_rate"] == "0.8000"  # 0-1, as every rate of the CSV
+    assert (row["context_retrieval_rate_min"], row["context_retrieval_rate_max"]) == (
+        "0.6000", "1.0000")
     assert row["context_pass_rate"] == "0.5000"  # attempts with every window found
     assert row["load_time_sec"] == "1.5000"
     assert row["context_8192_prompt_tokens_actual"] == "6154.000"
     assert row["context_8192_ttft_sec"] == "4.096"
-    assert row["context_8192_retrieval_pct"] == "50.0"
+    assert row["context_8192_retrieval_rate"] == "0.5000"
     assert row["context_2048_placement"] == "gpu" and row["context_8192_placement"] == "split"
 
 
@@ -111,7 +112,7 @@ def test_an_infra_error_changes_no_per_window_figure() -> None:
     assert "80% (8/10), 1 error" in after
     cells = dict(zip(*csv.reader(io.StringIO(render(_with_infra_errors(), "csv"))),
                      strict=True))
-    assert cells["context_8192_retrieval_pct"] == "50.0"
+    assert cells["context_8192_retrieval_rate"] == "0.5000"
 
 
 def test_a_window_failed_by_infra_is_beside_the_retrieval_not_in_it() -> None:
@@ -124,3 +125,27 @@ def test_a_window_failed_by_infra_is_beside_the_retrieval_not_in_it() -> None:
     assert "78% (7/9)" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("8192 "))
     assert row.endswith("split      0/1 (1 error)")
+
+
+def test_every_csv_rate_is_on_one_scale_its_header_names() -> None:
+    """A `_pct` column (80.00) beside fractions (0.5000) was one misread away from 100×: every
+    rate or share is 0-1, under a name ending `_rate` or `_share` (`_min`/`_max` too)."""
+    header, line = csv.reader(io.StringIO(render(results(), "csv")))
+    row = dict(zip(header, line, strict=True))
+    assert not [c for c in header if "pct" in c or "percent" in c]
+    rates = [c for c in header if c.removesuffix("_min").removesuffix("_max")
+             .endswith(("_rate", "_share", "_score"))]
+    assert "context_retrieval_rate" in rates and "pass_rate" in rates
+    assert all(0 <= float(row[c]) <= 1 for c in rates if row[c])
+
+
+def test_the_json_summary_carries_context_retrieval_by_name() -> None:
+    (model,) = json.loads(render(results(), "json"))["models"]
+    context = model["suites"]["context"]
+    assert context["context_retrieval"] == {"value": 0.8, "found": 8, "windows": 10,
+                                            "run_range": {"low": 0.6, "high": 1.0, "runs": 2}}
+    assert context["spill_point"] == "varies: 4096 (1×), 8192 (1×)"
+    last = context["windows"][-1]
+    assert (last["window"], last["found"], last["decided"], last["retrieval"]) == (
+        8192, 1, 2, 0.5)
+    assert model["pass_rate"]["value"] == 0.8  # by window, as the table and the card
