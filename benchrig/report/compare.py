@@ -13,6 +13,7 @@ from benchrig.attempts import Result, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
 from benchrig.plausible import credible
+from benchrig.report.crowding import crowded_ttft
 from benchrig.report.render_json import estimate
 from benchrig.report.select import settings_keys, variant_names
 from benchrig.report.stats import (
@@ -47,6 +48,7 @@ class Side:
     ttft_ms: dict[TaskKey, float]
     decode_tps: dict[TaskKey, float]
     settings: tuple[str, ...]  # the settings it pools, when more than one
+    ttft_in_flight: int = 0  # TTFTs measured with other attempts in flight (crowding)
 
 
 # What one side must hold to one value: a side that mixes them would pool unlike things.
@@ -88,7 +90,7 @@ def _side(name: str, results: list[Result]) -> Side:
             decode[key] = value
     names = variant_names(settings_keys(results))
     pooled = tuple(sorted(n for n in names.values() if n)) if len(names) > 1 else ()
-    return Side(name, len(results), counts, ttft, decode, pooled)
+    return Side(name, len(results), counts, ttft, decode, pooled, crowded_ttft(results))
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,12 @@ def render_text(c: Comparison) -> str:
              "the tasks with a verdict on both sides; intervals are 95 % and over tasks"]
     if c.only_a or c.only_b:
         notes.append(f"left out: {c.only_a} tasks only A ran, {c.only_b} only B ran")
+    queued = [f"{n} of {tag}'s" for tag, n in (("A", c.a.ttft_in_flight),
+                                                 ("B", c.b.ttft_in_flight)) if n]
+    if queued:
+        notes.append(f"⚠ {' and '.join(queued)} TTFTs were measured with other attempts in "
+                     "flight (settings.in_flight > 1): they include a queue, so the TTFT "
+                     "ratio compares load as much as models")
     if c.changed:
         notes.append(f"⚠ {c.changed} paired tasks were run from different task files "
                      "(task_hash differs between the sides)")
@@ -256,7 +264,7 @@ def render_text(c: Comparison) -> str:
 
 def _side_json(side: Side) -> dict[str, Any]:
     return {"name": side.name, "results": side.attempts, "tasks": len(side.counts),
-            "pooled_settings": list(side.settings)}
+            "pooled_settings": list(side.settings), "ttft_in_flight": side.ttft_in_flight}
 
 
 def render_json(c: Comparison) -> str:

@@ -4,6 +4,7 @@ the cells of the per-model table."""
 from __future__ import annotations
 
 from benchrig.report.context import StepFigures, memory_text
+from benchrig.report.crowding import in_flight_text
 from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import tool_line
@@ -19,6 +20,12 @@ COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at as
                      "level (coding_pass_rate), context by window (context_retrieval_pct), "
                      "reasoning and polish at task level; speed and tool use are not in it")
 MIXED_TTFT = "all suites: it mixes context windows, compare TTFT per suite and window"
+
+
+def ttft(value: float | None, in_flight: int) -> str:
+    """A mean TTFT in seconds, flagged with how many of its attempts shared the server."""
+    flag = in_flight_text(in_flight)
+    return f"{seconds(value)} ({flag})" if flag else seconds(value)
 
 
 def pct(value: float | None) -> str:
@@ -74,7 +81,8 @@ def speed_line(f: SpeedFigures) -> str:
         decode += f" [{f.decode_span.low:.1f}-{f.decode_span.high:.1f}]"
     tokens = "—" if f.output_tokens is None else f"{f.output_tokens:.0f}"
     finish = ", ".join(f"{k} {v}" for k, v in f.finish_reasons.items()) or "—"
-    return (f"decode {decode} · prefill {tps(f.prefill_tps)} · TTFT {seconds(f.avg_ttft_s)} · "
+    return (f"decode {decode} · prefill {tps(f.prefill_tps)} · "
+            f"TTFT {ttft(f.avg_ttft_s, f.ttft_in_flight)} · "
             f"{tokens} tokens (finish: {finish})")
 
 
@@ -157,7 +165,8 @@ def table_cells(row: ModelRow) -> list[str]:
         row.model, row.agent, str(row.runs), rate,
         _noted(_num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
                row.tokens_per_s_caveat),
-        _num(row.ttft_ms, ".0f"), _num(row.wall_s, ".2f"),
+        _noted(_num(row.ttft_ms, ".0f"), in_flight_text(row.ttft_in_flight)),
+        _num(row.wall_s, ".2f"),
         _noted(_num(row.cost_usd, ".5f"), row.cost_caveat),
     ]
 

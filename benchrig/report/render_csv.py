@@ -58,7 +58,8 @@ def writer(out: io.StringIO) -> Callable[[Iterable[object]], None]:
 
 CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
                "no_test", "pass_rate",
-               "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "wall_s", "cost_usd"]
+               "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "ttft_in_flight", "wall_s",
+               "cost_usd"]
 
 
 def render_table(rows: list[ModelRow]) -> str:
@@ -71,7 +72,7 @@ def render_table(rows: list[ModelRow]) -> str:
                          "" if r.pass_rate is None else f"{r.pass_rate:.4f}",
                          "" if r.tokens_per_s is None else f"{r.tokens_per_s:.3f}",
                          str(r.tokens_per_s_floored).lower(),
-                         "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}",
+                         "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}", r.ttft_in_flight,
                          "" if r.wall_s is None else f"{r.wall_s:.3f}",
                          "" if r.cost_usd is None else f"{r.cost_usd:.6f}"])
     return out.getvalue()
@@ -102,11 +103,11 @@ def suite_columns(name: str) -> list[str]:
         own = [f"{name}_{c}" for c in ("pass_rate", "passed", "count", "pass_rate_min",
                                        "pass_rate_max", "checks_passed", "check_count",
                                        "truncated_thinking", "thinking_token_share")]
-    return [*own, f"{name}_avg_ttft_sec", f"{name}_truncated_runs"]
+    return [*own, f"{name}_avg_ttft_sec", f"{name}_ttft_in_flight", f"{name}_truncated_runs"]
 
 
 CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
-                "composite_suites", "avg_ttft_sec", "truncated_runs"]
+                "composite_suites", "avg_ttft_sec", "ttft_in_flight", "truncated_runs"]
 
 
 def _low(value: Span | None) -> float | None:
@@ -140,7 +141,7 @@ def _suite_values(s: SuiteCard) -> list[str]:
         own = [_number(s.rate), str(s.passed), str(s.scored), _number(_low(s.rate_span)),
                _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),
                str(s.truncated_thinking), _number(s.thinking_share)]
-    return [*own, _number(s.avg_ttft_s), str(s.truncated)]
+    return [*own, _number(s.avg_ttft_s), str(s.ttft_in_flight), str(s.truncated)]
 
 
 def card_columns(card: ModelCard) -> dict[str, str]:
@@ -148,7 +149,7 @@ def card_columns(card: ModelCard) -> dict[str, str]:
     row = dict(zip(CARD_COLUMNS, [
         _number(card.composite), _number(_low(card.composite_span)),
         _number(_high(card.composite_span)), " ".join(card.composite_suites),
-        _number(card.avg_ttft_s), str(card.truncated)], strict=True))
+        _number(card.avg_ttft_s), str(card.ttft_in_flight), str(card.truncated)], strict=True))
     for suite in card.suites.values():
         row |= dict(zip(suite_columns(suite.suite), _suite_values(suite), strict=True))
     return row

@@ -27,6 +27,8 @@ METHODS = {
     "run_range": "lowest and highest per-run rate (run k = the k-th attempt of each task)",
     "composite": "mean of the suite scores present (coding at assertion level)",
     "means": "means over the attempts with a known, plausible figure",
+    "ttft_in_flight": "how many TTFTs in the mean were measured with other attempts in "
+                      "flight (settings.in_flight > 1): they include a queue",
 }
 
 Json = dict[str, Any]
@@ -102,7 +104,8 @@ def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
         "checks": {"passed": card.checks_passed, "total": card.checks_total,
                    "rate": card.checks_rate, "run_range": _span(card.checks_span)},
         "score": card.score,
-        "avg_ttft_s": card.avg_ttft_s, "decode_tokens_per_s": card.decode_tps,
+        "avg_ttft_s": card.avg_ttft_s, "ttft_in_flight": card.ttft_in_flight,
+        "decode_tokens_per_s": card.decode_tps,
         "prefill_tokens_per_s": card.prefill_tps, "truncated": card.truncated, **extra,
     }
 
@@ -116,7 +119,7 @@ def _settings(group: Group) -> Json:
 def _row(row: ModelRow) -> Json:
     return {"attempts": row.runs, "passed": row.passed, "failed": row.failed,
             "errors": row.errors, "errors_counted": row.counted_errors,
-            "no_test": row.no_test, "ttft_ms": row.ttft_ms,
+            "no_test": row.no_test, "ttft_ms": row.ttft_ms, "ttft_in_flight": row.ttft_in_flight,
             "tokens_per_s": row.tokens_per_s, "tokens_per_s_floored": row.tokens_per_s_floored,
             "wall_s": row.wall_s, "cost_usd": row.cost_usd}
 

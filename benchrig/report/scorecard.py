@@ -19,6 +19,7 @@ from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
 from benchrig.report.context import ContextFigures, context_figures, window_counts
+from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
 from benchrig.report.tooluse import ToolFigures, tool_figures
 from benchrig.suites import COMPOSITE, SUITES, UNTIMED
@@ -51,6 +52,7 @@ class SpeedFigures:
     avg_ttft_s: float | None
     output_tokens: float | None
     finish_reasons: dict[str, int]
+    ttft_in_flight: int = 0  # TTFTs measured with others in flight (crowding)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class SuiteCard:
     deterministic: bool = False
     tools: ToolFigures | None = None  # tool_use: its own rates (out of the composite)
     context: ContextFigures | None = None
+    ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
 
     @property
     def rate(self) -> float | None:
@@ -123,6 +126,7 @@ class ModelCard:
     composite_suites: tuple[str, ...]
     avg_ttft_s: float | None
     truncated: int
+    ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
 
 
 def _ttft_s(result: Result) -> float | None:
@@ -211,6 +215,7 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
         avg_ttft_s=mean_known(_ttft_s(r) for r in group),
         output_tokens=mean_metric((r["metrics"] for r in group), "output_tokens"),
         finish_reasons=_finishes(group),
+        ttft_in_flight=crowded_ttft(group),
     ) for task, group in sorted(tasks.items()))
 
 
@@ -254,6 +259,7 @@ def suite_card(suite: str, results: list[Result],
         deterministic=all_greedy(results, len(runs)),
         tools=tool_figures(results) if suite == "tool_use" else None,
         context=context_figures(results) if suite == "context" else None,
+        ttft_in_flight=crowded_ttft(results),
     )
 
 
@@ -292,6 +298,7 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
         composite_suites=scoring,
         avg_ttft_s=mean_known(_ttft_s(r) for r in results if r["suite"] not in UNTIMED),
         truncated=sum(card.truncated for card in suites.values()),
+        ttft_in_flight=crowded_ttft(r for r in results if r["suite"] not in UNTIMED),
     )
 
 

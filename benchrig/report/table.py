@@ -8,6 +8,7 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, caveat, mean_metric
 from benchrig.report.context import window_counts
+from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
 from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
@@ -36,6 +37,7 @@ class ModelRow:
     tokens_per_s_caveat: str = ""
     cost_caveat: str = ""
     by_window: bool = False  # context attempts counted one verdict per window
+    ttft_in_flight: int = 0  # TTFTs in the mean measured with others in flight
 
     @property
     def scored(self) -> int:
@@ -93,5 +95,6 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             tokens_per_s_caveat=caveat(metrics, "tokens_per_s"),
             cost_caveat=caveat(metrics, "cost_usd"),
             by_window=any(r["suite"] == "context" for r in group),
+            ttft_in_flight=crowded_ttft(r for r in group if r.get("suite") not in UNTIMED),
         ))
     return rows
