@@ -180,7 +180,8 @@ def render_report(report: Report) -> str:
 ATTEMPT_COLUMNS = ["model", "agent", "driver", "provider", "label", "suite", "task",
                    "task_hash", "run_index", "run_id", "started_at", "result", "error_kind",
                    "counted", "checks_passed", "checks_total", "truncated", "finish_reason",
-                   "temperature", "max_tokens", "context_size", "think", "wall_s", "ttft_ms",
+                   "temperature", "max_tokens", "context_size", "think", "in_flight",
+                   "wall_s", "ttft_ms",
                    "tokens_per_s", "prefill_tokens_per_s", "input_tokens", "output_tokens",
                    "cost_usd"]
 def _name(value: object) -> str | None:
@@ -203,7 +204,8 @@ def render_attempts(results: list[Result]) -> str:
             r.get("run_index"), _name(r["run_id"]), _name(r["started_at"]), r["result"],
             _name(error.get("kind")), counts_against_model(r), r["checks"]["passed"],
             r["checks"]["total"], r["truncated"], _name(r["finish_reason"]),
-            *(settings.get(k) for k in ("temperature", "max_tokens", "context_size", "think")),
+            *(settings.get(k) for k in ("temperature", "max_tokens", "context_size", "think",
+                                         "in_flight")),
             *(metrics.get(k) for k in ("wall_s", "ttft_ms", "tokens_per_s",
                                        "prefill_tokens_per_s", "input_tokens",
                                        "output_tokens", "cost_usd")),

@@ -53,6 +53,8 @@ def test_csv_and_json_carry_the_count() -> None:
     assert models["jobs4"]["ttft_in_flight"] == 6
     assert models["jobs4"]["suites"]["reasoning"]["ttft_in_flight"] == 6
     assert models["alone"]["ttft_in_flight"] == 0
+    per_attempt = list(csv.DictReader(io.StringIO(render(results, "csv", per_attempt=True))))
+    assert {r["in_flight"] for r in per_attempt if r["model"] == "jobs4"} == {"4"}
 
 
 def test_compare_flags_a_ttft_ratio_over_queued_attempts() -> None:
