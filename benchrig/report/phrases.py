@@ -13,7 +13,7 @@ ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout
                "failed); errors of the infrastructure or of BenchRig are shown beside it, "
                "never counted in it")
 CONTEXT_NOTE = ("a context attempt counts in the pass rate one verdict per window (found "
-                "or not), as context_retrieval_pct does")
+                "or not), as the context scorecard does")
 
 WARN = "⚠"
 COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at assertion "
@@ -95,6 +95,9 @@ def _context(card: SuiteCard, with_rate: bool) -> str:
     text = (f"context_retrieval_pct {rate_text(card.checks_rate, card.checks_span)} ({windows})"
             if with_rate else windows)
     if card.context is not None:
+        failed = sum(s.errors for s in card.context.steps)
+        if failed:  # out of the retrieval, never out of sight
+            text += f" · {failed} window{'s' if failed != 1 else ''} failed by infra or harness"
         text += f" · spill point {card.context.spill}"
         if card.context.load_time_s is not None:
             text += f" · load {seconds(card.context.load_time_s)} per window (warm-up)"
