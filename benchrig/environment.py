@@ -75,6 +75,18 @@ def machine() -> dict[str, Any]:
     }
 
 
+def load_avg() -> dict[str, float] | None:
+    """The load average now (1, 5, 15 minutes), or None where the OS has none: a speed
+    figure taken on a busy machine is slower than the model (not cached: it moves)."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except (AttributeError, OSError):
+        return None
+    return {"1m": round(one, 2), "5m": round(five, 2), "15m": round(fifteen, 2)}
+
+
 def environment(runtime: dict[str, Any]) -> dict[str, Any]:
-    """The environment block of a result: this machine plus the runtime that answered."""
-    return {**machine(), "runtime": {"name": "unknown", "version": None, **runtime}}
+    """The environment block of a result: this machine, its load, and the runtime that
+    answered."""
+    return {**machine(), "load_avg": load_avg(),
+            "runtime": {"name": "unknown", "version": None, **runtime}}

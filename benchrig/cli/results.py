@@ -139,6 +139,8 @@ def report(
     html: Annotated[Path, Option("--html", metavar="FILE",
         help="Where the report goes: one self-contained HTML file (no network needed).")
                     ] = Path("report.html"),
+    force: Annotated[bool, Option("--force",
+        help="Overwrite FILE even when it is not a BenchRig report.")] = False,
     model: Models = None, suite: Suites = None, label: Labels = None, since: Since = None,
     driver: Drivers = None,
 ) -> None:
@@ -148,6 +150,7 @@ def report(
     from benchrig.report.render_html import render_html
     from benchrig.result import write_atomic
 
+    _may_overwrite(html, force)
     results = _results(paths_, model, suite, label, since, driver)
     given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
@@ -229,3 +232,17 @@ def _prunable(result: dict[str, Any], errors: bool, labels: tuple[str, ...],
         if started >= cutoff:
             return False
     return True
+
+
+def _may_overwrite(html: Path, force: bool) -> None:
+    """UsageError unless `html` is free to write: missing, a BenchRig report, or --force."""
+    from benchrig.report.marker import is_report
+    from benchrig.textsafe import printable
+
+    if html.is_dir():
+        raise UsageError(f"--html {printable(str(html))}: is a folder; name a file")
+    if force or not html.exists() or is_report(html):
+        return
+    raise UsageError(f"--html {printable(str(html))}: exists and is not a BenchRig report (no "
+                     "report marker in its head); refusing to overwrite it: choose another "
+                     "file, or --force")

@@ -13,6 +13,7 @@ from benchrig.attempts import Result, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
 from benchrig.plausible import credible
+from benchrig.report.crowding import crowded_ttft
 from benchrig.report.render_json import estimate
 from benchrig.report.select import settings_keys, variant_names
 from benchrig.report.stats import (
@@ -47,6 +48,31 @@ class Side:
     ttft_ms: dict[TaskKey, float]
     decode_tps: dict[TaskKey, float]
     settings: tuple[str, ...]  # the settings it pools, when more than one
+    ttft_in_flight: int = 0  # TTFTs measured with other attempts in flight (crowding)
+
+
+# What one side must hold to one value: a side that mixes them would pool unlike things.
+ONE_PER_SIDE = (("model", "models"), ("driver", "drivers"), ("agent", "agents"),
+                ("label", "labels"))
+
+
+def _one_of_each(tag: str, name: str, results: list[Result]) -> None:
+    """UsageError naming what side `tag` pools (models, drivers, agents or labels) and how
+    to name one of them."""
+    for field, plural in ONE_PER_SIDE:
+        values = sorted({str(r.get(field) or "") for r in results})
+        if len(values) < 2:
+            continue
+        shown = [label(v) if v else "(none)" for v in values]
+        if field == "model":
+            how = "name one model, or model@agent"
+        elif field == "label":
+            how = "name one of the labels" if all(values) else "name a label, or model@agent"
+        else:
+            model = label(str(results[0]["model"]))
+            how = "say " + " or ".join(f"{model}@{v}" for v in shown) + ", or a label"
+        raise UsageError(f"{tag}={label(name)} pools {plural} {', '.join(shown[:-1])} and "
+                         f"{shown[-1]}: {how}")
 
 
 def _side(name: str, results: list[Result]) -> Side:
@@ -64,7 +90,7 @@ def _side(name: str, results: list[Result]) -> Side:
             decode[key] = value
     names = variant_names(settings_keys(results))
     pooled = tuple(sorted(n for n in names.values() if n)) if len(names) > 1 else ()
-    return Side(name, len(results), counts, ttft, decode, pooled)
+    return Side(name, len(results), counts, ttft, decode, pooled, crowded_ttft(results))
 
 
 @dataclass(frozen=True)
@@ -114,7 +140,8 @@ def _row(suite: str, keys: list[TaskKey], a: Side, b: Side) -> Row:
 
 def compare(results: list[Result], a: str, b: str) -> Comparison:
     """Sides `a` and `b` (SELECTOR_HELP) of `results`, paired by task; UsageError when a side
-    has no results or a result belongs to both."""
+    has no results, pools models, drivers, agents or labels, a result belongs to both, or
+    the sides share no task."""
     results = without_retried_errors(results)
     side_a = [r for r in results if matches(a, r)]
     side_b = [r for r in results if matches(b, r)]
@@ -125,9 +152,14 @@ def compare(results: list[Result], a: str, b: str) -> Comparison:
     if both:
         raise UsageError(f"{len(both)} results match both {a!r} and {b!r}: name the sides "
                          "apart (model@agent, or a --label)")
+    _one_of_each("A", a, side_a)
+    _one_of_each("B", b, side_b)
     one, two = _side(a, side_a), _side(b, side_b)
     paired = sorted(set(one.counts) & set(two.counts),
                     key=lambda k: (SUITES.index(k[0]) if k[0] in SUITES else 99, k))
+    if not paired:  # nothing to pair: an empty comparison would read as "no difference"
+        raise UsageError(f"A={label(a)} ({len(one.counts)} tasks) and B={label(b)} "
+                         f"({len(two.counts)} tasks) share no task: nothing to compare")
     hashes: dict[tuple[int, TaskKey], set[str]] = {}
     for index, side in enumerate((side_a, side_b)):
         for r in side:
@@ -218,6 +250,12 @@ def render_text(c: Comparison) -> str:
              "the tasks with a verdict on both sides; intervals are 95 % and over tasks"]
     if c.only_a or c.only_b:
         notes.append(f"left out: {c.only_a} tasks only A ran, {c.only_b} only B ran")
+    queued = [f"{n} of {tag}'s" for tag, n in (("A", c.a.ttft_in_flight),
+                                                 ("B", c.b.ttft_in_flight)) if n]
+    if queued:
+        notes.append(f"⚠ {' and '.join(queued)} TTFTs were measured with other attempts in "
+                     "flight (settings.in_flight > 1): they include a queue, so the TTFT "
+                     "ratio compares load as much as models")
     if c.changed:
         notes.append(f"⚠ {c.changed} paired tasks were run from different task files "
                      "(task_hash differs between the sides)")
@@ -226,7 +264,7 @@ def render_text(c: Comparison) -> str:
 
 def _side_json(side: Side) -> dict[str, Any]:
     return {"name": side.name, "results": side.attempts, "tasks": len(side.counts),
-            "pooled_settings": list(side.settings)}
+            "pooled_settings": list(side.settings), "ttft_in_flight": side.ttft_in_flight}
 
 
 def render_json(c: Comparison) -> str:

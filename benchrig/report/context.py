@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from benchrig.core.errors import counts_against_model
 from benchrig.jsonsafe import finite
 from benchrig.metrics import mean_known
 from benchrig.textsafe import label
@@ -24,7 +25,7 @@ class StepFigures:
     window: int
     attempts: int
     passed: int
-    errors: int
+    errors: int  # steps failed by infra or harness: beside the retrieval, never in it
     prompt_tokens_target: float | None
     prompt_tokens_actual: float | None
     ttft_s: float | None
@@ -40,8 +41,13 @@ class StepFigures:
     fill_method: str | None
 
     @property
+    def decided(self) -> int:
+        """The steps that reached a verdict (found, missed, or the model's own error)."""
+        return self.attempts - self.errors
+
+    @property
     def retrieval(self) -> float | None:
-        return self.passed / self.attempts if self.attempts else None
+        return self.passed / self.decided if self.decided else None
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,27 @@ def _steps(result: Result) -> list[dict[str, Any]]:
     context = (result.get("evidence") or {}).get("context")
     steps = context.get("steps") if isinstance(context, dict) else None
     return [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
+
+
+def _uncounted(record: dict[str, Any]) -> bool:
+    """A step whose error is not the model's doing (infra, harness): no verdict."""
+    error = record.get("error")
+    # the attempt's rule (errors.ERROR_KINDS), read for one step
+    return isinstance(error, dict) and not counts_against_model(
+        {"result": "error", "error": error})
+
+
+def window_counts(result: Result) -> tuple[int, int]:
+    """(windows found, windows that reached a verdict) of one context attempt: the one
+    context figure every view counts (context_retrieval_pct). An attempt or step failed by
+    infra or harness counts in neither; without step records, the attempt's checks."""
+    if not counts_against_model(result):
+        return 0, 0
+    steps = _steps(result)
+    if not steps:
+        return int(result["checks"]["passed"]), int(result["checks"]["total"])
+    decided = [s for s in steps if not _uncounted(s)]
+    return sum(s.get("passed") is True for s in decided), len(decided)
 
 
 def _number(value: Any) -> float | None:
@@ -84,8 +111,8 @@ def step_figures(task: str, window: int, records: list[dict[str, Any]]) -> StepF
     ttft = _mean(records, "ttft_ms")
     return StepFigures(
         task=label(task), window=window, attempts=len(records),
-        passed=sum(r.get("passed") is True for r in records),
-        errors=sum(isinstance(r.get("error"), dict) for r in records),
+        passed=sum(r.get("passed") is True and not _uncounted(r) for r in records),
+        errors=sum(_uncounted(r) for r in records),
         prompt_tokens_target=_mean(records, "prompt_tokens_target"),
         prompt_tokens_actual=_mean(records, "prompt_tokens_actual"),
         ttft_s=None if ttft is None else ttft / 1000,
@@ -118,7 +145,9 @@ def spill_text(results: list[Result]) -> str:
 
 
 def context_figures(results: list[Result]) -> ContextFigures:
-    """Per (scenario, window), in the scenario's order of windows."""
+    """Per (scenario, window), in the scenario's order of windows; an attempt failed by
+    infra or harness is left out (its steps say nothing of the model)."""
+    results = [r for r in results if counts_against_model(r)]
     grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for result in results:
         for record in _steps(result):
@@ -154,7 +183,7 @@ def windows(figures: Iterable[ContextFigures]) -> list[int]:
 
 STEP_COLUMNS = ("prompt_tokens_actual", "ttft_sec", "prompt_eval_tok_sec", "eval_tok_sec",
                 "load_time_sec", "rss_growth_mib", "kv_cache_mib", "size_vram_mib", "placement",
-                "retrieval_pct")
+                "retrieval_rate")
 
 
 def step_columns(found: list[int]) -> list[str]:
@@ -171,7 +200,7 @@ def step_values(figures: ContextFigures | None, found: list[int]) -> dict[str, s
         same = [s for s in figures.steps if s.window == window]
         if not same:
             continue
-        attempts = sum(s.attempts for s in same)
+        decided = sum(s.decided for s in same)
 
         def pooled(name: str, steps: list[StepFigures] = same) -> float | None:
             return mean_known(getattr(s, name) for s in steps)
@@ -182,6 +211,6 @@ def step_values(figures: ContextFigures | None, found: list[int]) -> dict[str, s
         text = ["" if v is None else f"{v:.3f}" for v in values]
         text.append(_one(s.placement for s in same) or "")
         passed = sum(s.passed for s in same)
-        text.append(f"{passed / attempts * 100:.1f}" if attempts else "")
+        text.append(f"{passed / decided:.4f}" if decided else "")  # 0-1, as every CSV rate
         cells |= dict(zip([f"context_{window}_{c}" for c in STEP_COLUMNS], text, strict=True))
     return cells

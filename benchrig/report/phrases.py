@@ -4,6 +4,7 @@ the cells of the per-model table."""
 from __future__ import annotations
 
 from benchrig.report.context import StepFigures, memory_text
+from benchrig.report.crowding import in_flight_text
 from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import tool_line
@@ -11,12 +12,20 @@ from benchrig.report.tooluse import tool_line
 ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout counts as "
                "failed); errors of the infrastructure or of BenchRig are shown beside it, "
                "never counted in it")
+CONTEXT_NOTE = ("a context attempt counts in the pass rate one verdict per window (found "
+                "or not), as the context scorecard does")
 
 WARN = "⚠"
 COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at assertion "
                      "level (coding_pass_rate), context by window (context_retrieval_pct), "
                      "reasoning and polish at task level; speed and tool use are not in it")
 MIXED_TTFT = "all suites: it mixes context windows, compare TTFT per suite and window"
+
+
+def ttft(value: float | None, in_flight: int) -> str:
+    """A mean TTFT in seconds, flagged with how many of its attempts shared the server."""
+    flag = in_flight_text(in_flight)
+    return f"{seconds(value)} ({flag})" if flag else seconds(value)
 
 
 def pct(value: float | None) -> str:
@@ -72,7 +81,8 @@ def speed_line(f: SpeedFigures) -> str:
         decode += f" [{f.decode_span.low:.1f}-{f.decode_span.high:.1f}]"
     tokens = "—" if f.output_tokens is None else f"{f.output_tokens:.0f}"
     finish = ", ".join(f"{k} {v}" for k, v in f.finish_reasons.items()) or "—"
-    return (f"decode {decode} · prefill {tps(f.prefill_tps)} · TTFT {seconds(f.avg_ttft_s)} · "
+    return (f"decode {decode} · prefill {tps(f.prefill_tps)} · "
+            f"TTFT {ttft(f.avg_ttft_s, f.ttft_in_flight)} · "
             f"{tokens} tokens (finish: {finish})")
 
 
@@ -85,6 +95,9 @@ def _context(card: SuiteCard, with_rate: bool) -> str:
     text = (f"context_retrieval_pct {rate_text(card.checks_rate, card.checks_span)} ({windows})"
             if with_rate else windows)
     if card.context is not None:
+        failed = sum(s.errors for s in card.context.steps)
+        if failed:  # out of the retrieval, never out of sight
+            text += f" · {failed} window{'s' if failed != 1 else ''} failed by infra or harness"
         text += f" · spill point {card.context.spill}"
         if card.context.load_time_s is not None:
             text += f" · load {seconds(card.context.load_time_s)} per window (warm-up)"
@@ -100,7 +113,7 @@ def step_cells(step: StepFigures) -> list[str]:
     tokens = "—" if step.prompt_tokens_actual is None else f"{step.prompt_tokens_actual:.0f}"
     if step.prompt_tokens_target is not None:
         tokens += f" of {step.prompt_tokens_target:.0f}"
-    found = f"{step.passed}/{step.attempts}"
+    found = f"{step.passed}/{step.decided}"
     if step.errors:
         found += f" ({errors_text(step.errors)})"
     return [str(step.window), tokens, seconds(step.ttft_s),
@@ -156,7 +169,8 @@ def table_cells(row: ModelRow) -> list[str]:
         row.model, row.agent, str(row.runs), rate,
         _noted(_num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
                row.tokens_per_s_caveat),
-        _num(row.ttft_ms, ".0f"), _num(row.wall_s, ".2f"),
+        _noted(_num(row.ttft_ms, ".0f"), in_flight_text(row.ttft_in_flight)),
+        _num(row.wall_s, ".2f"),
         _noted(_num(row.cost_usd, ".5f"), row.cost_caveat),
     ]
 

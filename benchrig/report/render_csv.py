@@ -15,7 +15,7 @@ from benchrig.report.build import Report
 from benchrig.report.context import step_columns, step_values, windows
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
-from benchrig.report.tooluse import Rate
+from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, Rate
 from benchrig.suites import SUITES
 from benchrig.textsafe import PRINT_CAP, label, printable
 
@@ -53,9 +53,13 @@ def writer(out: io.StringIO) -> Callable[[Iterable[object]], None]:
     return lambda values: rows.writerow([cell(v) for v in values])
 
 
+# One scale for every rate and share in a CSV: a fraction from 0 to 1, in columns named
+# `…_rate`, `…_share` or `…_score` (a `_pct` beside 0–1 columns invited a 100× misreading).
+
 CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
                "no_test", "pass_rate",
-               "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "wall_s", "cost_usd"]
+               "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "ttft_in_flight", "wall_s",
+               "cost_usd"]
 
 
 def render_table(rows: list[ModelRow]) -> str:
@@ -68,7 +72,7 @@ def render_table(rows: list[ModelRow]) -> str:
                          "" if r.pass_rate is None else f"{r.pass_rate:.4f}",
                          "" if r.tokens_per_s is None else f"{r.tokens_per_s:.3f}",
                          str(r.tokens_per_s_floored).lower(),
-                         "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}",
+                         "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}", r.ttft_in_flight,
                          "" if r.wall_s is None else f"{r.wall_s:.3f}",
                          "" if r.cost_usd is None else f"{r.cost_usd:.6f}"])
     return out.getvalue()
@@ -92,23 +96,18 @@ def suite_columns(name: str) -> list[str]:
                for part in ("", "_numerator", "_denominator")]
         own += [f"tool_use_{c}" for c in TOOL_COUNTS]
     elif name == "context":
-        own = ["context_retrieval_pct", "context_retrieval_pct_min", "context_retrieval_pct_max",
+        own = ["context_retrieval_rate", "context_retrieval_rate_min", "context_retrieval_rate_max",
                "context_windows_passed", "context_window_count", "context_pass_rate",
                "context_passed", "context_count", "context_spill_point", "load_time_sec"]
     else:
         own = [f"{name}_{c}" for c in ("pass_rate", "passed", "count", "pass_rate_min",
                                        "pass_rate_max", "checks_passed", "check_count",
                                        "truncated_thinking", "thinking_token_share")]
-    return [*own, f"{name}_avg_ttft_sec", f"{name}_truncated_runs"]
+    return [*own, f"{name}_avg_ttft_sec", f"{name}_ttft_in_flight", f"{name}_truncated_runs"]
 
-
-# tool_use: each rate (empty on a zero denominator), its numerator and denominator
-TOOL_RATES = ("task_success", "selection", "arguments", "abstention", "false_calls",
-              "structured")
-TOOL_COUNTS = ("skipped_turns", "timeouts", "errors", "unsupported")
 
 CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
-                "composite_suites", "avg_ttft_sec", "truncated_runs"]
+                "composite_suites", "avg_ttft_sec", "ttft_in_flight", "truncated_runs"]
 
 
 def _low(value: Span | None) -> float | None:
@@ -132,12 +131,9 @@ def _suite_values(s: SuiteCard) -> list[str]:
         own = [v for r in rates for v in (_number(r.value), str(r.numerator),
                                           str(r.denominator))]
         own += [str(getattr(s.tools, c)) for c in TOOL_COUNTS]
-    elif s.suite == "context":  # a percentage, as its name says (other rates are fractions)
-        def percent(value: float | None) -> str:
-            return _number(None if value is None else value * 100, 2)
-
-        own = [percent(s.checks_rate), percent(_low(s.checks_span)),
-               percent(_high(s.checks_span)), str(s.checks_passed), str(s.checks_total),
+    elif s.suite == "context":  # a fraction, as every rate of the CSV
+        own = [_number(s.checks_rate), _number(_low(s.checks_span)),
+               _number(_high(s.checks_span)), str(s.checks_passed), str(s.checks_total),
                _number(s.rate), str(s.passed), str(s.scored),
                s.context.spill if s.context else "",
                _number(s.context.load_time_s if s.context else None)]
@@ -145,7 +141,7 @@ def _suite_values(s: SuiteCard) -> list[str]:
         own = [_number(s.rate), str(s.passed), str(s.scored), _number(_low(s.rate_span)),
                _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),
                str(s.truncated_thinking), _number(s.thinking_share)]
-    return [*own, _number(s.avg_ttft_s), str(s.truncated)]
+    return [*own, _number(s.avg_ttft_s), str(s.ttft_in_flight), str(s.truncated)]
 
 
 def card_columns(card: ModelCard) -> dict[str, str]:
@@ -153,7 +149,7 @@ def card_columns(card: ModelCard) -> dict[str, str]:
     row = dict(zip(CARD_COLUMNS, [
         _number(card.composite), _number(_low(card.composite_span)),
         _number(_high(card.composite_span)), " ".join(card.composite_suites),
-        _number(card.avg_ttft_s), str(card.truncated)], strict=True))
+        _number(card.avg_ttft_s), str(card.ttft_in_flight), str(card.truncated)], strict=True))
     for suite in card.suites.values():
         row |= dict(zip(suite_columns(suite.suite), _suite_values(suite), strict=True))
     return row
@@ -184,7 +180,8 @@ def render_report(report: Report) -> str:
 ATTEMPT_COLUMNS = ["model", "agent", "driver", "provider", "label", "suite", "task",
                    "task_hash", "run_index", "run_id", "started_at", "result", "error_kind",
                    "counted", "checks_passed", "checks_total", "truncated", "finish_reason",
-                   "temperature", "max_tokens", "context_size", "think", "wall_s", "ttft_ms",
+                   "temperature", "max_tokens", "context_size", "think", "in_flight",
+                   "wall_s", "ttft_ms",
                    "tokens_per_s", "prefill_tokens_per_s", "input_tokens", "output_tokens",
                    "cost_usd"]
 def _name(value: object) -> str | None:
@@ -207,7 +204,8 @@ def render_attempts(results: list[Result]) -> str:
             r.get("run_index"), _name(r["run_id"]), _name(r["started_at"]), r["result"],
             _name(error.get("kind")), counts_against_model(r), r["checks"]["passed"],
             r["checks"]["total"], r["truncated"], _name(r["finish_reason"]),
-            *(settings.get(k) for k in ("temperature", "max_tokens", "context_size", "think")),
+            *(settings.get(k) for k in ("temperature", "max_tokens", "context_size", "think",
+                                         "in_flight")),
             *(metrics.get(k) for k in ("wall_s", "ttft_ms", "tokens_per_s",
                                        "prefill_tokens_per_s", "input_tokens",
                                        "output_tokens", "cost_usd")),

@@ -9,11 +9,13 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
+from benchrig.report.context import window_counts
 from benchrig.report.grouping import Group
 from benchrig.report.scorecard import Span, SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
+from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, ToolFigures
 from benchrig.textsafe import label
 
 FORMAT_VERSION = 1
@@ -25,6 +27,8 @@ METHODS = {
     "run_range": "lowest and highest per-run rate (run k = the k-th attempt of each task)",
     "composite": "mean of the suite scores present (coding at assertion level)",
     "means": "means over the attempts with a known, plausible figure",
+    "ttft_in_flight": "how many TTFTs in the mean were measured with other attempts in "
+                      "flight (settings.in_flight > 1): they include a queue",
 }
 
 Json = dict[str, Any]
@@ -32,11 +36,17 @@ UNRATED = "speed"  # the suite that measures: its attempts have no verdict to ra
 
 
 def task_counts(results: list[dict[str, Any]]) -> list[TaskCount]:
-    """(passes, attempts that reached a verdict) of each task in `results`."""
+    """(passes, attempts that reached a verdict) of each task in `results`; a context
+    attempt counts by window (found, windows with a verdict), as the table and its card do."""
     tally: dict[tuple[str, str], list[int]] = {}
     for r in results:
         if counts_against_model(r):
             counts = tally.setdefault((r["suite"], r["task"]), [0, 0])
+            if r["suite"] == "context" and r["result"] in ("pass", "fail"):
+                found, decided = window_counts(r)
+                counts[0] += found
+                counts[1] += decided
+                continue
             counts[0] += r["result"] == "pass"
             counts[1] += 1
     return [(c, n) for c, n in tally.values()]
@@ -57,7 +67,35 @@ def _span(value: Span | None) -> Json | None:
     return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
 
 
+def _tool_use(figures: ToolFigures) -> Json:
+    """Each tool-use rate by its name (as the CSV's `tool_use_<rate>`), with its counts."""
+    rates = {name: getattr(figures, name) for name in TOOL_RATES}
+    return {**{name: {"value": r.value, "numerator": r.numerator,
+                      "denominator": r.denominator} for name, r in rates.items()},
+            **{name: getattr(figures, name) for name in TOOL_COUNTS}}
+
+
+def _context(card: SuiteCard) -> Json:
+    """context_retrieval by name: windows found ÷ windows with a verdict, and per window."""
+    figures = card.context
+    return {
+        "context_retrieval": {"value": card.checks_rate, "found": card.checks_passed,
+                              "windows": card.checks_total,
+                              "run_range": _span(card.checks_span)},
+        "spill_point": None if figures is None else figures.spill,
+        "windows": [] if figures is None else [
+            {"task": s.task, "window": s.window, "found": s.passed, "decided": s.decided,
+             "errors": s.errors, "retrieval": s.retrieval, "ttft_s": s.ttft_s,
+             "decode_tokens_per_s": s.decode_tps} for s in figures.steps],
+    }
+
+
 def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
+    extra: Json = {}
+    if card.tools is not None:
+        extra["tool_use"] = _tool_use(card.tools)
+    if card.suite == "context":
+        extra |= _context(card)
     return {
         "attempts": len(results), "passed": card.passed, "scored": card.scored,
         "errors": card.errors, "runs": card.runs,
@@ -66,8 +104,9 @@ def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
         "checks": {"passed": card.checks_passed, "total": card.checks_total,
                    "rate": card.checks_rate, "run_range": _span(card.checks_span)},
         "score": card.score,
-        "avg_ttft_s": card.avg_ttft_s, "decode_tokens_per_s": card.decode_tps,
-        "prefill_tokens_per_s": card.prefill_tps, "truncated": card.truncated,
+        "avg_ttft_s": card.avg_ttft_s, "ttft_in_flight": card.ttft_in_flight,
+        "decode_tokens_per_s": card.decode_tps,
+        "prefill_tokens_per_s": card.prefill_tps, "truncated": card.truncated, **extra,
     }
 
 
@@ -80,7 +119,7 @@ def _settings(group: Group) -> Json:
 def _row(row: ModelRow) -> Json:
     return {"attempts": row.runs, "passed": row.passed, "failed": row.failed,
             "errors": row.errors, "errors_counted": row.counted_errors,
-            "no_test": row.no_test, "ttft_ms": row.ttft_ms,
+            "no_test": row.no_test, "ttft_ms": row.ttft_ms, "ttft_in_flight": row.ttft_in_flight,
             "tokens_per_s": row.tokens_per_s, "tokens_per_s_floored": row.tokens_per_s_floored,
             "wall_s": row.wall_s, "cost_usd": row.cost_usd}
 

@@ -7,10 +7,12 @@ from benchrig.attempts import Result
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.report.build import Report
+from benchrig.report.crowding import IN_FLIGHT_NOTE, crowded_ttft
 from benchrig.report.grouping import Group
 from benchrig.report.markdown import Md, header, row, text
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
+    CONTEXT_NOTE,
     ERRORS_NOTE,
     MIXED_TTFT,
     STEP_HEADERS,
@@ -19,11 +21,11 @@ from benchrig.report.phrases import (
     errors_text,
     interval_note,
     rate_text,
-    seconds,
     step_cells,
     suite_detail,
     table_cells,
     tps,
+    ttft,
 )
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.table import ModelRow
@@ -34,6 +36,10 @@ def render_table(rows: list[ModelRow]) -> str:
     lines = [*header(TABLE_HEADERS), *(row(table_cells(r)) for r in rows)]
     if any(r.errors for r in rows):
         lines += ["", ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + "."]
+    if any(r.by_window for r in rows):
+        lines += ["", CONTEXT_NOTE[0].upper() + CONTEXT_NOTE[1:] + "."]
+    if any(r.ttft_in_flight for r in rows):
+        lines += ["", IN_FLIGHT_NOTE + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -56,13 +62,13 @@ def _task_rows(group: Group, card: ModelCard) -> list[str]:
         checks_text = f"{sum(r['checks']['passed'] for r in scored)}/{checks}" if checks else "—"
         cut = sum(bool(r["truncated"]) for r in attempts)
         metrics = [r["metrics"] for r in attempts]
-        ttft = mean_metric(metrics, "ttft_ms")
+        mean_ttft = mean_metric(metrics, "ttft_ms")
         rate = mean_metric(metrics, "tokens_per_s")
         prefill = mean_metric(metrics, "prefill_tokens_per_s")
         rows.append(row([
             suite, task, str(len(attempts)), passed, checks_text,
             f"{WARN} {cut}" if cut else "0",
-            seconds(None if ttft is None else ttft / 1000),
+            ttft(None if mean_ttft is None else mean_ttft / 1000, crowded_ttft(attempts)),
             tps(rate, any_floored(metrics)), tps(prefill)]))
     return rows
 
@@ -94,14 +100,15 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
         lines.append(row([
             Md("**composite**"), Md(f"**{text(composite)}**"), str(runs),
             f"mean of {', '.join(card.composite_suites) or '—'}",
-            f"{seconds(card.avg_ttft_s)}{f' ({MIXED_TTFT})' if 'context' in card.suites else ''}",
+            f"{ttft(card.avg_ttft_s, card.ttft_in_flight)}"
+            f"{f' ({MIXED_TTFT})' if 'context' in card.suites else ''}",
             f"{WARN} {card.truncated}" if card.truncated else "0"]))
         for suite in card.suites.values():
             score = rate_text(suite.score, suite.score_span) if suite.score is not None else "—"
             cut = f"{WARN} {suite.truncated}" if suite.truncated else "0"
             lines.append(row([suite.suite, score, str(suite.runs),
                               suite_detail(suite, with_rate=False),
-                              seconds(suite.avg_ttft_s), cut]))
+                              ttft(suite.avg_ttft_s, suite.ttft_in_flight), cut]))
         lines += ["", *header(["suite", "task", "attempts", "passed", "checks", "truncated",
                                "avg TTFT", "decode", "prefill"])]
         lines += _task_rows(group, card)

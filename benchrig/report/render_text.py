@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from benchrig.report.build import Report
+from benchrig.report.crowding import IN_FLIGHT_NOTE
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
+    CONTEXT_NOTE,
     ERRORS_NOTE,
     MIXED_TTFT,
     STEP_HEADERS,
@@ -12,12 +14,12 @@ from benchrig.report.phrases import (
     WARN,
     interval_note,
     pct,
-    seconds,
     span,
     speed_line,
     step_cells,
     suite_detail,
     table_cells,
+    ttft,
 )
 from benchrig.report.scorecard import ModelCard, SuiteCard
 from benchrig.report.table import ModelRow
@@ -31,6 +33,10 @@ def render_table(rows: list[ModelRow]) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     if any(r.errors for r in rows):
         lines.append(ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + ".")
+    if any(r.by_window for r in rows):
+        lines.append(CONTEXT_NOTE[0].upper() + CONTEXT_NOTE[1:] + ".")
+    if any(r.ttft_in_flight for r in rows):
+        lines.append(IN_FLIGHT_NOTE + ".")
     return "\n".join(lines) + "\n"
 
 
@@ -68,13 +74,14 @@ def render_cards_text(cards: list[ModelCard]) -> str:
     for card in cards:
         mixed = f" ({MIXED_TTFT})" if "context" in card.suites else ""
         head = [f"{card.model} · {card.agent}", _composite(card),
-                f"avg TTFT {seconds(card.avg_ttft_s)}{mixed}"]
+                f"avg TTFT {ttft(card.avg_ttft_s, card.ttft_in_flight)}{mixed}"]
         if card.truncated:
             head.append(f"{WARN} {card.truncated} truncated")
         lines += ["", "  ".join([head[0], " · ".join(head[1:])])]
         width = max(len(s) for s in card.suites)
         for suite in card.suites.values():
-            parts = [suite_detail(suite), f"avg TTFT {seconds(suite.avg_ttft_s)}"]
+            parts = [suite_detail(suite),
+                     f"avg TTFT {ttft(suite.avg_ttft_s, suite.ttft_in_flight)}"]
             if _flags(suite):
                 parts.append(_flags(suite))
             lines.append(f"  {suite.suite.ljust(width)}  {' · '.join(parts)}")

@@ -18,7 +18,8 @@ from benchrig.attempts import run_order
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
-from benchrig.report.context import ContextFigures, context_figures
+from benchrig.report.context import ContextFigures, context_figures, window_counts
+from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
 from benchrig.report.tooluse import ToolFigures, tool_figures
 from benchrig.suites import COMPOSITE, SUITES, UNTIMED
@@ -51,6 +52,7 @@ class SpeedFigures:
     avg_ttft_s: float | None
     output_tokens: float | None
     finish_reasons: dict[str, int]
+    ttft_in_flight: int = 0  # TTFTs measured with others in flight (crowding)
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class SuiteCard:
     deterministic: bool = False
     tools: ToolFigures | None = None  # tool_use: its own rates (out of the composite)
     context: ContextFigures | None = None
+    ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
 
     @property
     def rate(self) -> float | None:
@@ -123,6 +126,7 @@ class ModelCard:
     composite_suites: tuple[str, ...]
     avg_ttft_s: float | None
     truncated: int
+    ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
 
 
 def _ttft_s(result: Result) -> float | None:
@@ -161,9 +165,22 @@ def _rate(results: list[Result]) -> float | None:
     return sum(r["result"] == "pass" for r in scored) / len(scored) if scored else None
 
 
+def checks_of(result: Result) -> tuple[int, int]:
+    """(checks passed, checks counted) of a scored attempt: context by window, with the
+    windows failed by infra or harness left out (context.window_counts); else its checks."""
+    if result["suite"] == "context":
+        return window_counts(result)
+    return result["checks"]["passed"], result["checks"]["total"]
+
+
+def _checks(results: list[Result]) -> tuple[int, int]:
+    counted = [checks_of(r) for r in _scored(results)]
+    return sum(c[0] for c in counted), sum(c[1] for c in counted)
+
+
 def _checks_rate(results: list[Result]) -> float | None:
-    total = sum(r["checks"]["total"] for r in _scored(results))
-    return sum(r["checks"]["passed"] for r in _scored(results)) / total if total else None
+    passed, total = _checks(results)
+    return passed / total if total else None
 
 
 def _decode(results: list[Result]) -> float | None:
@@ -198,6 +215,7 @@ def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
         avg_ttft_s=mean_known(_ttft_s(r) for r in group),
         output_tokens=mean_metric((r["metrics"] for r in group), "output_tokens"),
         finish_reasons=_finishes(group),
+        ttft_in_flight=crowded_ttft(group),
     ) for task, group in sorted(tasks.items()))
 
 
@@ -215,14 +233,15 @@ def suite_card(suite: str, results: list[Result],
     """`runs`: by_run(results), when the caller has it already."""
     runs = by_run(results) if runs is None else runs
     scored = _scored(results)
+    checks_passed, checks_total = _checks(results)
     return SuiteCard(
         suite=label(suite),
         runs=len(runs),
         passed=sum(r["result"] == "pass" for r in scored),
         scored=len(scored),
         errors=sum(r["result"] == "error" and not counts_against_model(r) for r in results),
-        checks_passed=sum(r["checks"]["passed"] for r in scored),
-        checks_total=sum(r["checks"]["total"] for r in scored),
+        checks_passed=checks_passed,
+        checks_total=checks_total,
         truncated=sum(bool(r["truncated"]) for r in results),
         truncated_thinking=sum(bool(r.get("truncated_thinking")) for r in results),
         avg_ttft_s=mean_known(_ttft_s(r) for r in results),
@@ -240,6 +259,7 @@ def suite_card(suite: str, results: list[Result],
         deterministic=all_greedy(results, len(runs)),
         tools=tool_figures(results) if suite == "tool_use" else None,
         context=context_figures(results) if suite == "context" else None,
+        ttft_in_flight=crowded_ttft(results),
     )
 
 
@@ -278,6 +298,7 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
         composite_suites=scoring,
         avg_ttft_s=mean_known(_ttft_s(r) for r in results if r["suite"] not in UNTIMED),
         truncated=sum(card.truncated for card in suites.values()),
+        ttft_in_flight=crowded_ttft(r for r in results if r["suite"] not in UNTIMED),
     )
 
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, caveat, mean_metric
+from benchrig.report.context import window_counts
+from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
 from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
+
+Result = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,8 @@ class ModelRow:
     # how many attempts' figures the mean takes as partial or lacks as rejected
     tokens_per_s_caveat: str = ""
     cost_caveat: str = ""
+    by_window: bool = False  # context attempts counted one verdict per window
+    ttft_in_flight: int = 0  # TTFTs in the mean measured with others in flight
 
     @property
     def scored(self) -> int:
@@ -47,19 +54,35 @@ class ModelRow:
         return self.passed / self.scored if self.scored else None
 
 
+def _verdicts(group: list[Result]) -> tuple[int, int]:
+    """(passed, failed), each context attempt counted by window as the scorecard's
+    context_retrieval_pct is (so the table and the card show one figure), the others by
+    attempt; a counted error (timeout) is neither: ModelRow.scored adds it."""
+    passed = failed = 0
+    for r in group:
+        if r["suite"] == "context" and r["result"] in ("pass", "fail"):
+            found, decided = window_counts(r)
+            passed, failed = passed + found, failed + decided - found
+        else:
+            passed += r["result"] == "pass"
+            failed += r["result"] == "fail"
+    return passed, failed
+
+
 def model_rows(groups: list[Group]) -> list[ModelRow]:
     """One row per (model, agent) group, in the groups' order."""
     rows = []
     for model, agent, group in ((g.name, g.agent, g.results) for g in groups):
         outcomes = [r["result"] for r in group]
+        passed, failed = _verdicts(group)
         # tool conversations stay out of the legacy timing averages (suites.UNTIMED)
         metrics = [r["metrics"] for r in group if r.get("suite") not in UNTIMED]
         rows.append(ModelRow(
             model=label(model),
             agent=label(agent),
             runs=len(group),
-            passed=outcomes.count("pass"),
-            failed=outcomes.count("fail"),
+            passed=passed,
+            failed=failed,
             errors=outcomes.count("error"),
             no_test=outcomes.count("no-test"),
             counted_errors=sum(r["result"] == "error" and counts_against_model(r)
@@ -71,5 +94,7 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             cost_usd=mean_metric(metrics, "cost_usd"),
             tokens_per_s_caveat=caveat(metrics, "tokens_per_s"),
             cost_caveat=caveat(metrics, "cost_usd"),
+            by_window=any(r["suite"] == "context" for r in group),
+            ttft_in_flight=crowded_ttft(r for r in group if r.get("suite") not in UNTIMED),
         ))
     return rows

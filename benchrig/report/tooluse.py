@@ -11,6 +11,11 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 
 Result = dict[str, Any]
+# Each rate's name, as the CSV (`tool_use_<rate>`) and the JSON (`tool_use.<rate>`) give it
+# (empty / null on a zero denominator), then the counts outside every rate.
+TOOL_RATES = ("task_success", "selection", "arguments", "abstention", "false_calls",
+              "structured")
+TOOL_COUNTS = ("skipped_turns", "timeouts", "errors", "unsupported")
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def test_the_run_prints_the_per_window_table(ran: tuple[Ran, dict[str, Any], Pat
         assert [r[0] for r in rows] == ["window", *map(str, WINDOWS), str(PAST)]
     csv = benchrig("summary", "-f", "csv", str(folder), results_dir=folder).stdout
     header = csv.splitlines()[0].split(",")
-    assert {"context_retrieval_pct", "context_8192_prompt_tokens_actual",
+    assert {"context_retrieval_rate", "context_8192_prompt_tokens_actual",
             "context_8192_ttft_sec", "load_time_sec"} <= set(header)
 
 

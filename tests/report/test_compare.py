@@ -96,3 +96,32 @@ def test_method_is_mcnemar_only_for_single_runs() -> None:
     (more,) = compare(_side("a", {"t1"}, runs=2) + _side("b", set(), runs=2), "a", "b").rows
     assert single.difference is not None and single.difference.method == MCNEMAR
     assert more.difference is not None and more.difference.method == BOOTSTRAP
+
+
+def test_a_side_pooling_drivers_is_refused_by_name(tmp_path: Path) -> None:
+    """`smollm2` ran on two drivers: pooling them would compare a mixture; exit 2, saying how
+    to choose."""
+    pooled = _side("smollm2", set(TASKS)) + _side("smollm2", set(), agent="openai",
+                                                  started="2026-11-30T11:00:00Z")
+    folder = write(tmp_path / "r", pooled + _side("b", set(TASKS[:3])))
+    ran = benchrig("compare", "smollm2", "b", str(folder), results_dir=tmp_path)
+    assert ran.code == 2, ran.stdout
+    assert ("A=smollm2 pools drivers llamacpp and openai: say smollm2@llamacpp or "
+            "smollm2@openai, or a label") in ran.stderr
+    assert compare(pooled + _side("b", set()), "smollm2@openai", "b").a.attempts == 12
+
+
+def test_a_label_pooling_models_or_a_model_pooling_labels_is_refused() -> None:
+    two_models = [{**r, "label": "new"} for r in _side("m", set(TASKS)) + _side("n", set())]
+    with pytest.raises(UsageError, match="A=new pools models m and n: name one model"):
+        compare(two_models + _side("b", set()), "new", "b")
+    two_labels = [{**r, "label": "x"} for r in _side("b", set())] + _side("b", set(TASKS))
+    with pytest.raises(UsageError, match=r"B=b pools labels \(none\) and x"):
+        compare(_side("a", set()) + two_labels, "a", "b")
+
+
+def test_sides_sharing_no_task_exit_2(tmp_path: Path) -> None:
+    other = [attempt("b", f"u{i}", "pass") for i in range(3)]
+    folder = write(tmp_path / "r", _side("a", set(TASKS)) + other)
+    ran = benchrig("compare", "a", "b", str(folder), results_dir=tmp_path)
+    assert ran.code == 2 and "A=a (12 tasks) and B=b (3 tasks) share no task" in ran.stderr

@@ -128,3 +128,16 @@ def test_the_csv_export_carries_every_rate_with_its_parts(tmp_path: Path) -> Non
     (row,) = list(csv.DictReader(io.StringIO(render(unsupported, "csv"))))
     # an empty denominator: an empty rate, never 0
     assert (row["tool_use_task_success"], row["tool_use_task_success_denominator"]) == ("", "0")
+
+
+def test_the_json_summary_carries_every_rate_by_name(tmp_path: Path) -> None:
+    """A script reading `summary --format json` found no tool-use rate at all (only the task
+    pass rate): each rate is there by its CSV name, with its parts; n/a is null, never 0."""
+    results = mixed(tmp_path)
+    (model,) = json.loads(render(results, "json"))["models"]
+    tools = model["suites"]["tool_use"]["tool_use"]
+    assert tools["selection"] == {"value": 0.5, "numerator": 3, "denominator": 6}
+    assert tools["false_calls"]["denominator"] == 3 and tools["unsupported"] == 1
+    unsupported = [r for r in results if r["result"] == "unsupported"]
+    (model,) = json.loads(render(unsupported, "json"))["models"]
+    assert model["suites"]["tool_use"]["tool_use"]["task_success"]["value"] is None
