@@ -1,0 +1,103 @@
+"""Where one full HumanEval attempt's time goes: wrapped timers over 164 back to back.
+
+    .venv/bin/python bench/attempt_phases.py canonical|broken [--tree PATH]
+
+Imports BenchRig from PATH (default: this checkout; a `git worktree add --detach` of
+another revision gives a before/after: alternate the two, one run each, several times).
+Each span is the wall time spent in that function per attempt, summed over all threads
+(the launcher thread's `replenish` included); spans nest. One warm-up pass is not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SPANS = (("sandbox.process", "CandidateProcess.ready", "hello wait"),
+         ("sandbox.process", "CandidateProcess.request", "round trips"),
+         ("sandbox.process", "CandidateProcess.stop", "stop()"),
+         ("sandbox.process", "CandidateProcess._wait_exit", "stop: waiting for exits"),
+         ("sandbox.confinement", "sweep_uid", "stop: uid sweep"),
+         ("sandbox.pool", "SandboxPool.take", "pool.take"),
+         ("checks.coding", "run_tests", "run_tests"),
+         ("checks.coding", "_load_tests", "loading the tests (first hello inside)"),
+         ("runner", "produce", "produce"),
+         ("runner", "record", "writing result + transcript"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("answers", choices=("canonical", "broken"))
+    parser.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent))
+    args = parser.parse_args()
+    sys.path.insert(0, args.tree)
+    import importlib
+
+    spent: collections.defaultdict[str, float] = collections.defaultdict(float)
+    calls: collections.defaultdict[str, int] = collections.defaultdict(int)
+
+    def wrap(module: str, dotted: str, label: str) -> None:
+        owner: Any = importlib.import_module(f"benchrig.{module}")
+        *path, name = dotted.split(".")
+        for part in path:
+            owner = getattr(owner, part)
+        inner = getattr(owner, name)
+
+        @functools.wraps(inner)
+        def timed(*a: Any, **k: Any) -> Any:
+            began = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                spent[label] += time.perf_counter() - began
+                calls[label] += 1
+        setattr(owner, name, timed)
+
+    for module, dotted, label in SPANS:
+        wrap(module, dotted, label)
+    from benchrig.checks import load_checks
+    from benchrig.drivers import get_driver
+    from benchrig.packs import REFERENCES, pack_dir
+    from benchrig.packs.importer import import_suite
+    from benchrig.runner import Overrides, run_attempt, settings_for
+    from benchrig.sandbox import SandboxPool
+    from benchrig.spec import load_tasks, task_paths
+
+    suffix = ".md" if args.answers == "canonical" else ".broken.md"
+    with tempfile.TemporaryDirectory() as folder:
+        scratch = Path(folder)
+        import_suite("humaneval", base=scratch / "tasks")
+        pack = pack_dir("humaneval", scratch / "tasks")
+        tasks = load_tasks(task_paths([str(pack)]))
+        driver = get_driver("replay")
+        load_checks()
+        with SandboxPool() as pool:
+            def everything() -> float:
+                pool.expect(len(tasks))
+                began = time.perf_counter()
+                for task in tasks:
+                    run_attempt(task, args.answers, driver,
+                                str(pack / REFERENCES / f"{task.id}{suffix}"),
+                                settings_for(task, Overrides(), model=args.answers),
+                                scratch / "results", agent="replay", sandboxes=pool)
+                return time.perf_counter() - began
+
+            everything()
+            spent.clear()
+            calls.clear()
+            total = everything()
+    n = len(tasks)
+    print(f"{args.answers}, {args.tree}: {total / n * 1000:.1f} ms per attempt")
+    for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
+        print(f"  {label:40s} {seconds / n * 1000:6.2f} ms  {seconds / total * 100:5.1f} %"
+              f"  {calls[label] / n:.1f} calls")
+
+
+if __name__ == "__main__":
+    main()
