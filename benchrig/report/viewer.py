@@ -1,0 +1,112 @@
+"""The sample browser's data: one compact row per attempt and its details, every outside
+text made printable by textsafe, written as a JSON island a page's own script renders."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from benchrig.textsafe import label, printable, printable_lines
+
+Json = dict[str, Any]
+ANSWER_CAP = 4000  # characters of an answer a static page embeds per attempt
+THINKING_CAP = 2000  # characters of thinking it embeds
+EVIDENCE_CAP = 4000  # characters of evidence (tool calls, agent events, context steps)
+MESSAGE_CAP = 300  # characters of one check's message
+# Row columns, in the order the page's script reads them.
+COLUMNS = ("model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
+           "tokens_per_s", "checks", "started", "search")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+# In a <script> block only these could end it or change how it parses: escaped as JSON.
+_ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+           "\u2029": "\\u2029"}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return round(float(value), 1)
+
+
+def row(result: Json) -> list[Any]:
+    """One attempt as the browser's table shows and filters it."""
+    error = result.get("error") if isinstance(result.get("error"), dict) else None
+    verdict = result["result"]  # pass, fail, error, unsupported or no-test
+    metrics = result.get("metrics") or {}
+    checks = result.get("checks") or {}
+    answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP)
+    return [label(result["model"]), label(result.get("agent") or "—"),
+            label(result.get("label") or "—"), label(result["suite"]), label(result["task"]),
+            label(verdict), label(error.get("kind")) if error else "",
+            _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
+            f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
+            label(result.get("started_at") or ""), answer.lower()]
+
+
+def _code(answer: str) -> list[str]:
+    """The fenced code blocks of an answer: what a check extracts, shown highlighted."""
+    return [printable_lines(block, ANSWER_CAP) for block in _FENCE.findall(answer)][:4]
+
+
+def _metrics(metrics: Json) -> list[list[str]]:
+    """Each figure with its source (a `<name>_source` key) and any rejected or partial
+    figure with why, as name/value/source rows."""
+    rejected: Json = metrics["rejected"] if isinstance(metrics.get("rejected"), dict) else {}
+    partial: Json = metrics["partial"] if isinstance(metrics.get("partial"), dict) else {}
+    rows = []
+    for name, value in metrics.items():
+        if name.endswith("_source") or name in ("rejected", "partial"):
+            continue
+        shown = printable(json.dumps(value, default=str), 200)
+        source = metrics.get(f"{name}_source", "")
+        rows.append([label(name), shown, printable(str(source), 200)])
+    for name, why in list(rejected.items())[:20]:
+        rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
+    for name, why in list(partial.items())[:20]:
+        rows.append([label(name), "partial", printable(str(why), MESSAGE_CAP)])
+    return rows
+
+
+def detail(result: Json, answer: str | None = None, thinking: str | None = None) -> Json:
+    """Everything the drill-down shows of one attempt (`answer`/`thinking` from the
+    transcript when the caller has it, else the result's excerpt)."""
+    error = result.get("error") if isinstance(result.get("error"), dict) else None
+    whole = answer if answer is not None else str(result.get("answer_excerpt") or "")
+    evidence = result.get("evidence") or {}
+    return {
+        "notes": printable(str(result.get("notes") or "")),
+        "error": printable(f"{error.get('kind')}: {error.get('message', '')}") if error else "",
+        "answer": printable_lines(whole, ANSWER_CAP),
+        "code": _code(whole),
+        "thinking": printable_lines(thinking or "", THINKING_CAP),
+        "checks": [[label(d.get("name", "")), bool(d.get("passed")),
+                    printable(str(d.get("message", "")), MESSAGE_CAP)]
+                   for d in (result.get("checks") or {}).get("details", [])[:200]],
+        "metrics": _metrics(result.get("metrics") or {}),
+        "evidence": printable_lines(json.dumps(evidence, indent=1, default=str),
+                                    EVIDENCE_CAP) if evidence else "",
+        "transcript": label(result.get("transcript_file") or ""),
+        "run": label(result.get("run_index", "—")),
+        "hash": label(result.get("task_hash") or ""),
+    }
+
+
+def island(data: Json) -> str:
+    """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
+    close the block or open a comment, whatever the outside text held."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char, escaped in _ISLAND.items():
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
+
+
+def payload(results: list[Json], embed_details: bool) -> Json:
+    """The browser's data: rows for every result, details too for a static page (a server
+    sends them on demand)."""
+    data: Json = {"columns": list(COLUMNS), "rows": [row(r) for r in results],
+                  "caps": {"answer": ANSWER_CAP, "thinking": THINKING_CAP,
+                           "evidence": EVIDENCE_CAP}}
+    data["details"] = [detail(r) for r in results] if embed_details else None
+    return data
