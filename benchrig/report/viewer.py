@@ -68,28 +68,64 @@ def _metrics(metrics: Json) -> list[list[str]]:
     return rows
 
 
-def detail(result: Json, answer: str | None = None, thinking: str | None = None) -> Json:
-    """Everything the drill-down shows of one attempt (`answer`/`thinking` from the
-    transcript when the caller has it, else the result's excerpt)."""
+def _json(value: Any, limit: int) -> str:
+    return printable_lines(json.dumps(value, indent=1, default=str, ensure_ascii=False), limit)
+
+
+def detail(result: Json, sidecar: Json | None = None) -> Json:
+    """Everything the drill-down shows of one attempt: from the result, and from its
+    transcript sidecar's lines when the caller read them (prompt, whole answer, thinking,
+    tool calls and turns, agent events); without them, the result's answer excerpt."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
-    whole = answer if answer is not None else str(result.get("answer_excerpt") or "")
+    sidecar = sidecar or {}
+    whole = sidecar.get("answer")
+    whole = whole if isinstance(whole, str) else str(result.get("answer_excerpt") or "")
     evidence = result.get("evidence") or {}
+    thinking = sidecar.get("thinking")
     return {
         "notes": printable(str(result.get("notes") or "")),
         "error": printable(f"{error.get('kind')}: {error.get('message', '')}") if error else "",
+        "prompt": _json(sidecar["prompt"], ANSWER_CAP) if "prompt" in sidecar else "",
         "answer": printable_lines(whole, ANSWER_CAP),
         "code": _code(whole),
-        "thinking": printable_lines(thinking or "", THINKING_CAP),
+        "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
+                                    THINKING_CAP),
+        "tools": _json(sidecar["tools"], EVIDENCE_CAP) if sidecar.get("tools") else "",
+        "events": _json(sidecar["events"], EVIDENCE_CAP) if sidecar.get("events") else "",
         "checks": [[label(d.get("name", "")), bool(d.get("passed")),
                     printable(str(d.get("message", "")), MESSAGE_CAP)]
                    for d in (result.get("checks") or {}).get("details", [])[:200]],
         "metrics": _metrics(result.get("metrics") or {}),
-        "evidence": printable_lines(json.dumps(evidence, indent=1, default=str),
-                                    EVIDENCE_CAP) if evidence else "",
+        "evidence": _json(evidence, EVIDENCE_CAP) if evidence else "",
         "transcript": label(result.get("transcript_file") or ""),
         "run": label(result.get("run_index", "—")),
         "hash": label(result.get("task_hash") or ""),
     }
+
+
+def read_sidecar(lines: list[str]) -> Json:
+    """A transcript sidecar's lines (as `runner._transcript` writes them) → the prompt, the
+    answer, the thinking, tool calls/turns/files and the driver's events; a line that is
+    not a JSON object is skipped (the file is outside text)."""
+    found: Json = {"events": []}
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("kind")
+        if kind == "prompt" and "prompt" not in found:
+            found["prompt"] = record.get("messages")
+        elif kind == "answer" and "answer" not in found:
+            found["answer"] = record.get("text")
+            found["thinking"] = record.get("thinking")
+            found["tools"] = {k: record[k] for k in ("tool_calls", "tool_turns", "turns",
+                                                     "files") if record.get(k)}
+        else:
+            found["events"].append(record)
+    return found
 
 
 def island(data: Json) -> str:

@@ -151,10 +151,13 @@
     if (d.notes) { panel.appendChild(el("p", d.notes)); }
     if (d.error) { panel.appendChild(el("p", "error " + d.error, "error")); }
     if (d.checks.length) { panel.appendChild(el("h4", "checks")); grid(["check", "passed", "message"], d.checks); }
+    section("prompt", d.prompt, "prompt");
     section("thinking", d.thinking, "thinking");
     section("answer", d.answer, "answer");
     d.code.forEach(function (code) { section("extracted code", code, "code"); });
-    section("evidence: tool calls, agent events, context steps", d.evidence, "evidence");
+    section("tool calls, turns and files", d.tools, "tools");
+    section("agent events", d.events, "events");
+    section("evidence: fixture results, agent events, context steps", d.evidence, "evidence");
     if (d.metrics.length) { panel.appendChild(el("h4", "metrics (value, source)")); grid(["metric", "value", "source / why"], d.metrics); }
     var link = el("p", "transcript: ", "meta");
     if (d.transcript && data.served) {
