@@ -257,7 +257,7 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
     with an empty denominator is n/a, drawn as no bar)."""
     rows = []
     for i, group in enumerate(groups):
-        tools = [r for r in group.results if r["suite"] == "tool-use"]
+        tools = [r for r in group.results if r["suite"] == "tool_use"]
         if not tools:
             continue
         f = tool_figures(tools)

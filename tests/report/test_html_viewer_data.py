@@ -1,0 +1,43 @@
+"""The report's data for its sample browser and charts, without a browser: the JSON island
+cannot close its script block, the context chart is per window, colours never repeat."""
+
+from __future__ import annotations
+
+import json
+
+from benchrig.report.build import build
+from benchrig.report.render_html import colour, context, render_html
+from benchrig.report.viewer import island, payload
+from tests.helpers.result_sets import attempt
+from tests.report.test_context_card import WINDOWS
+from tests.report.test_context_card import results as context_results
+
+CLOSER = "</script><script>document.title='pwned'</script><!--\u2028"
+
+
+def test_outside_text_cannot_close_the_json_island() -> None:
+    """A model named, or an answer holding, `</script>` must stay data in the page."""
+    results = [attempt(CLOSER, "t1", "fail", answer_excerpt=CLOSER, notes=CLOSER)]
+    text = island(payload(results, embed_details=True))
+    assert "<" not in text and ">" not in text and "\u2028" not in text
+    assert json.loads(text)["details"][0]["notes"] == CLOSER.replace("\u2028", "\\u2028")
+    page = render_html(build(results))
+    block = page[page.index('id="benchrig-data">'):]
+    assert block.index("</script>") > block.index('"rows"')  # the island's own end only
+    assert "<script>document.title" not in page
+
+
+def test_the_context_chart_is_one_point_per_window_per_model() -> None:
+    """Two runs over five windows: five points (the mean TTFT at each window), not one dot
+    per attempt at the sum of its windows."""
+    chart = context(build(context_results()))["context_chart"]
+    assert chart is not None and len(chart["series"]) == 1
+    ttft = chart["series"][0]["ttft"]
+    assert [p["title"] for p in ttft] == [f"window {w}: {w / 2:.0f} ms" for w in WINDOWS]
+    assert chart["top_x"] == max(WINDOWS)
+    retrieval = [p["title"] for p in chart["series"][0]["retrieval"]]
+    assert retrieval[0].endswith("100% retrieved") and retrieval[-1].endswith("50% retrieved")
+
+
+def test_series_colours_stay_distinct_beyond_the_palette() -> None:
+    assert len({colour(i) for i in range(40)}) == 40
