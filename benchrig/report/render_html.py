@@ -312,7 +312,7 @@ def context(report: Report, filters: str = "", served: bool = False) -> Json:
                       "ttft": "—" if row.ttft_ms is None else f"{row.ttft_ms:.0f} ms",
                       "decode": "—" if row.tokens_per_s is None
                       else f"{row.tokens_per_s:.1f} t/s",
-                      "suites": suites, "tasks": _drilldown(group)})
+                      "suites": suites, "tasks": [] if served else _drilldown(group)})
     for made in cards:
         for task in made["tasks"]:
             task["id"] = f"{made['id']}-t{index[task.pop('key')]}"
@@ -338,7 +338,7 @@ def context(report: Report, filters: str = "", served: bool = False) -> Json:
                   "intervals are 95 % and over tasks: Wilson score when each task has one "
                   "attempt, else cluster-robust normal (never narrower than Wilson over attempts)"],
         "changed": [f"{label(t)} ({n} versions)" for t, n in changed.items()],
-        "width": CHART_WIDTH, "row": ROW,
+        "width": CHART_WIDTH, "row": ROW, "served": served,
     }
 
 

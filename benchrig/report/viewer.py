@@ -29,13 +29,14 @@ def _number(value: Any) -> float | None:
     return round(float(value), 1)
 
 
-def row(result: Json) -> list[Any]:
-    """One attempt as the browser's table shows and filters it."""
+def row(result: Json, searchable: bool = True) -> list[Any]:
+    """One attempt as the browser's table shows and filters it (`searchable`: with its
+    answer's text, lower-cased, for a page that has no details to search)."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
     verdict = result["result"]  # pass, fail, error, unsupported or no-test
     metrics = result.get("metrics") or {}
     checks = result.get("checks") or {}
-    answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP)
+    answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP) if searchable else ""
     return [label(result["model"]), label(result.get("agent") or "—"),
             label(result.get("label") or "—"), label(result["suite"]), label(result["task"]),
             label(verdict), label(error.get("kind")) if error else "",
@@ -58,9 +59,15 @@ def _metrics(metrics: Json) -> list[list[str]]:
     for name, value in metrics.items():
         if name.endswith("_source") or name in ("rejected", "partial"):
             continue
-        shown = printable(json.dumps(value, default=str), 200)
-        source = metrics.get(f"{name}_source", "")
-        rows.append([label(name), shown, printable(str(source), 200)])
+        if isinstance(value, float):
+            shown = f"{value:.6g}"
+        elif value is None or isinstance(value, bool | int):
+            shown = str(value)
+        else:  # text or a nested object (the engine's counters): outside text
+            shown = printable(value if isinstance(value, str) else
+                              json.dumps(value), 400)
+        source = metrics.get(f"{name}_source")
+        rows.append([label(name), shown, "" if source is None else label(source)])
     for name, why in list(rejected.items())[:20]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
@@ -69,7 +76,7 @@ def _metrics(metrics: Json) -> list[list[str]]:
 
 
 def _json(value: Any, limit: int) -> str:
-    return printable_lines(json.dumps(value, indent=1, default=str, ensure_ascii=False), limit)
+    return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
 
 
 def detail(result: Json, sidecar: Json | None = None) -> Json:
@@ -141,7 +148,8 @@ def island(data: Json) -> str:
 def payload(results: list[Json], embed_details: bool) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
     sends them on demand)."""
-    data: Json = {"columns": list(COLUMNS), "rows": [row(r) for r in results],
+    data: Json = {"columns": list(COLUMNS),
+                  "rows": [row(r, searchable=not embed_details) for r in results],
                   "caps": {"answer": ANSWER_CAP, "thinking": THINKING_CAP,
                            "evidence": EVIDENCE_CAP}}
     data["details"] = [detail(r) for r in results] if embed_details else None

@@ -180,7 +180,7 @@ def test_view_serves_read_only_and_stops_on_ctrl_c(driver: Any, tmp_path: Path) 
         assert status == 200 and b"Say 5" in body
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        err = proc.communicate(timeout=20)[1]
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert sorted((p.name, p.stat().st_mtime_ns) for p in folder.iterdir()) == before

@@ -8,6 +8,9 @@
   var C = {};
   data.columns.forEach(function (name, i) { C[name] = i; });
   var rows = data.rows;
+  if (data.details) { // a static page searches its embedded answers (lower-cased once)
+    rows.forEach(function (r, i) { r[C.search] = data.details[i].answer.toLowerCase(); });
+  }
   var SHOWN = 300; // rows put in the table at once: filtering stays fast at 10,000
   var FILTERS = ["model", "agent", "label", "suite", "task", "result", "error"];
   var state = { sort: "started", desc: false, failures: false, search: "" };
