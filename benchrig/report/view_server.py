@@ -72,7 +72,17 @@ def handler(site: Site) -> Callable[..., BaseHTTPRequestHandler]:
             number = int(tail)
             return number if number < len(site.results) else None
 
+        def _ours(self) -> bool:
+            """Whether the request names this server as its host: a page elsewhere that
+            rebinds its own name to 127.0.0.1 (DNS rebinding) is refused, not served."""
+            address = self.server.server_address
+            port = address[1] if isinstance(address, tuple) else None
+            return self.headers.get("Host", "") in (f"127.0.0.1:{port}", f"localhost:{port}")
+
         def do_GET(self) -> None:
+            if not self._ours():
+                self._send(421, b"not this host\n", "text/plain; charset=utf-8")
+                return
             if self.path in ("/", "/index.html"):
                 self._send(200, site.page, "text/html; charset=utf-8")
                 return

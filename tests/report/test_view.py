@@ -130,9 +130,11 @@ def test_the_sample_browser_filters_searches_and_opens(driver: Any, tmp_path: Pa
         "print(")
 
 
-def _get(url: str, method: str = "GET") -> tuple[int, bytes]:
+def _get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, bytes]:
+    headers = {"Host": host} if host else {}
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, method=method),
+        with urllib.request.urlopen(urllib.request.Request(url, method=method,
+                                                           headers=headers),
                                     timeout=10) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as refused:
@@ -164,6 +166,7 @@ def test_view_serves_read_only_and_stops_on_ctrl_c(driver: Any, tmp_path: Path) 
         assert _get(url)[0] == 200
         assert _get(url + "attempt/0")[0] == 200
         assert _get(url, "POST")[0] == 405  # read only
+        assert _get(url + "attempt/0", host="evil.example:80")[0] == 421  # DNS rebinding
         assert _get(url + "attempt/9999")[0] == 404
         assert _get(url + "transcript/..%2f..%2fetc%2fpasswd")[0] == 404
         driver.get(url)
