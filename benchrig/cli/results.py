@@ -123,6 +123,14 @@ def compare(
     echo(render(found), nl=False)
 
 
+def pack_lines(results: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Each imported pack's score line for the HTML page (its own panel: pass@k over its
+    problems, not folded into a suite's rate)."""
+    from benchrig.packs.scores import pack_scores
+
+    return tuple(score.line() for score in pack_scores(results))
+
+
 @app.command(short_help="Write a self-contained HTML report of results.")
 def report(
     paths_: ResultPaths = None,
@@ -141,5 +149,5 @@ def report(
     results = _results(paths_, model, suite, label, since, driver)
     given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
-    write_atomic(html, render_html(build(results), "; ".join(given)))
+    write_atomic(html, render_html(build(results), "; ".join(given), packs=pack_lines(results)))
     echo(f"{html} ({len(results)} results)")

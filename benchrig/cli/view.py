@@ -6,7 +6,15 @@ from typing import Annotated
 
 from benchrig import paths
 from benchrig.cli.app import Option, app, echo
-from benchrig.cli.results import Labels, Models, ResultPaths, Since, Suites, _results
+from benchrig.cli.results import (
+    Labels,
+    Models,
+    ResultPaths,
+    Since,
+    Suites,
+    _results,
+    pack_lines,
+)
 from benchrig.ui import info
 
 
@@ -28,7 +36,7 @@ def view(
     given = paths_ or [paths.results_dir()]
     results = _results(given, model, suite, label, since, None)
     folders = [p if p.is_dir() else p.parent for p in given]
-    page = render_html(build(results), served=True).encode()
+    page = render_html(build(results), served=True, packs=pack_lines(results)).encode()
     made = server(Site(page, results, sidecars(results, folders)), port)
 
     def interrupt(*_: object) -> None:

@@ -271,20 +271,11 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
     return rows
 
 
-def _packs(everything: list[Json]) -> list[str]:
-    """Each imported pack's own score (pass@k over its problems), apart from the suites'
-    pass rates: a pack is not folded into the coding score here."""
-    from benchrig.packs.scores import pack_scores
-
-    try:
-        return [score.line() for score in pack_scores(everything)]
-    except OSError:  # the pack store unreadable: the panel says nothing rather than fail
-        return []
-
-
-def context(report: Report, filters: str = "", served: bool = False) -> Json:
+def context(report: Report, filters: str = "", served: bool = False,
+            packs: tuple[str, ...] = ()) -> Json:
     """Everything the template shows, computed and made safe here (`served`: the page is
-    `benchrig view`'s, which sends each attempt's details on demand)."""
+    `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
+    pack's own score line, pass@k over its problems, shown apart from the suites' rates)."""
     groups = report.groups
     names = [label(f"{g.name} · {g.agent}") for g in groups]
     table = task_table(groups)
@@ -326,7 +317,7 @@ def context(report: Report, filters: str = "", served: bool = False) -> Json:
         "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
         "context_chart": _context_chart(groups),
         "tool_rates": _tool_rates(groups),
-        "packs": _packs(everything),
+        "packs": [printable(line) for line in packs],
         "data": island({**payload(everything, embed_details=not served), "served": served}),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
@@ -346,7 +337,8 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def render_html(report: Report, filters: str = "", served: bool = False) -> str:
+def render_html(report: Report, filters: str = "", served: bool = False,
+                packs: tuple[str, ...] = ()) -> str:
     """The whole page: the template filled with `context`, its own style and script
     allowed by hash in the Content-Security-Policy, nothing else (`served`: it may also
     fetch from the loopback server that sent it, `benchrig view`)."""
@@ -363,5 +355,5 @@ def render_html(report: Report, filters: str = "", served: bool = False) -> str:
     policy = (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
               "img-src 'none'; base-uri 'none'; form-action 'none'; "
               f"connect-src {connect}")
-    return template.render(**context(report, filters, served), style=style, script=script,
-                           policy=policy)
+    return template.render(**context(report, filters, served, packs), style=style,
+                           script=script, policy=policy)
