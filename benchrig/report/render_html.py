@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape  # stdlib: twice markupsafe's speed on short texts
 from importlib import resources
@@ -272,7 +273,8 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
 
 
 def context(report: Report, filters: str = "", served: bool = False,
-            packs: tuple[str, ...] = ()) -> Json:
+            packs: tuple[str, ...] = (),
+            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
     """Everything the template shows, computed and made safe here (`served`: the page is
     `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
     pack's own score line, pass@k over its problems, shown apart from the suites' rates)."""
@@ -318,7 +320,7 @@ def context(report: Report, filters: str = "", served: bool = False,
         "context_chart": _context_chart(groups),
         "tool_rates": _tool_rates(groups),
         "packs": [printable(line) for line in packs],
-        "data": island({**payload(everything, embed_details=not served), "served": served}),
+        "data": island({**payload(everything, not served, sidecar_of), "served": served}),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
                            "differs": table.differs((s, t)),
@@ -338,7 +340,8 @@ def _hash(text: str) -> str:
 
 
 def render_html(report: Report, filters: str = "", served: bool = False,
-                packs: tuple[str, ...] = ()) -> str:
+                packs: tuple[str, ...] = (),
+                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
     """The whole page: the template filled with `context`, its own style and script
     allowed by hash in the Content-Security-Policy, nothing else (`served`: it may also
     fetch from the loopback server that sent it, `benchrig view`)."""
@@ -355,5 +358,5 @@ def render_html(report: Report, filters: str = "", served: bool = False,
     policy = (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
               "img-src 'none'; base-uri 'none'; form-action 'none'; "
               f"connect-src {connect}")
-    return template.render(**context(report, filters, served, packs), style=style,
+    return template.render(**context(report, filters, served, packs, sidecar_of), style=style,
                            script=script, policy=policy)

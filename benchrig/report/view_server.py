@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from benchrig.report.viewer import detail, island, read_sidecar
+from benchrig.report.viewer import detail, island, read_sidecar_file
 from benchrig.textsafe import printable_lines
 
 TRANSCRIPT_CAP = 1 << 20  # characters of a transcript sent (it is made printable first)
@@ -40,10 +40,10 @@ def sidecars(results: list[Json], folders: list[Path]) -> list[Path | None]:
     return found
 
 
-def _transcript(path: Path) -> tuple[str, Json]:
-    """(the transcript as printable lines, what the drill-down shows of it)."""
-    raw = path.read_text(encoding="utf-8", errors="replace")[:TRANSCRIPT_CAP]
-    return printable_lines(raw, TRANSCRIPT_CAP), read_sidecar(raw.splitlines())
+def _transcript(path: Path) -> str:
+    """The transcript as printable lines (at most TRANSCRIPT_CAP characters)."""
+    with path.open(encoding="utf-8", errors="replace") as file:
+        return printable_lines(file.read(TRANSCRIPT_CAP), TRANSCRIPT_CAP)
 
 
 def handler(site: Site) -> Callable[..., BaseHTTPRequestHandler]:
@@ -88,14 +88,14 @@ def handler(site: Site) -> Callable[..., BaseHTTPRequestHandler]:
                 return
             if self.path.startswith("/attempt/") and (i := self._index("/attempt/")) is not None:
                 found = site.transcripts[i]
-                sidecar = _transcript(found)[1] if found is not None else None
+                sidecar = read_sidecar_file(found) if found is not None else None
                 body = island(detail(site.results[i], sidecar))
                 self._send(200, body.encode(), "application/json")
                 return
             i = self._index("/transcript/") if self.path.startswith("/transcript/") else None
             path = None if i is None else site.transcripts[i]
             if path is not None:
-                self._send(200, _transcript(path)[0].encode(), "text/plain; charset=utf-8")
+                self._send(200, _transcript(path).encode(), "text/plain; charset=utf-8")
                 return
             self._send(404, b"not found\n", "text/plain; charset=utf-8")
 

@@ -4,20 +4,36 @@ text made printable by textsafe, written as a JSON island a page's own script re
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]
-ANSWER_CAP = 4000  # characters of an answer a static page embeds per attempt
-THINKING_CAP = 2000  # characters of thinking it embeds
-EVIDENCE_CAP = 4000  # characters of evidence (tool calls, agent events, context steps)
+SIDECAR_CAP = 1 << 20  # characters of a transcript sidecar read (a context prompt is long)
 MESSAGE_CAP = 300  # characters of one check's message
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Characters of each part of an attempt the drill-down shows."""
+
+    answer: int
+    prompt: int  # the prompt's messages, as JSON
+    thinking: int
+    evidence: int  # each of: evidence, tool calls/turns/files, agent events
+
+
+# A static page embeds every attempt: 10,000 of them must stay a page a browser opens.
+STATIC = Caps(answer=1500, prompt=600, thinking=600, evidence=1500)
+SERVED = Caps(answer=20_000, prompt=8000, thinking=8000, evidence=8000)  # one at a time
+ANSWER_CAP = STATIC.answer
+SIDECAR_ATTEMPTS = 1000  # attempts whose sidecar a static page embeds (failures first)
 # Row columns, in the order the page's script reads them.
 COLUMNS = ("model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
            "tokens_per_s", "checks", "started", "search")
-_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 # In a <script> block only these could end it or change how it parses: escaped as JSON.
 _ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
            "\u2029": "\\u2029"}
@@ -43,11 +59,6 @@ def row(result: Json, searchable: bool = True) -> list[Any]:
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
             label(result.get("started_at") or ""), answer.lower()]
-
-
-def _code(answer: str) -> list[str]:
-    """The fenced code blocks of an answer: what a check extracts, shown highlighted."""
-    return [printable_lines(block, ANSWER_CAP) for block in _FENCE.findall(answer)][:4]
 
 
 def _metrics(metrics: Json) -> list[list[str]]:
@@ -79,7 +90,7 @@ def _json(value: Any, limit: int) -> str:
     return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
 
 
-def detail(result: Json, sidecar: Json | None = None) -> Json:
+def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Json:
     """Everything the drill-down shows of one attempt: from the result, and from its
     transcript sidecar's lines when the caller read them (prompt, whole answer, thinking,
     tool calls and turns, agent events); without them, the result's answer excerpt."""
@@ -92,18 +103,17 @@ def detail(result: Json, sidecar: Json | None = None) -> Json:
     return {
         "notes": printable(str(result.get("notes") or "")),
         "error": printable(f"{error.get('kind')}: {error.get('message', '')}") if error else "",
-        "prompt": _json(sidecar["prompt"], ANSWER_CAP) if "prompt" in sidecar else "",
-        "answer": printable_lines(whole, ANSWER_CAP),
-        "code": _code(whole),
+        "prompt": _json(sidecar["prompt"], caps.prompt) if "prompt" in sidecar else "",
+        "answer": printable_lines(whole, caps.answer),  # its code fences kept: highlighted
         "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
-                                    THINKING_CAP),
-        "tools": _json(sidecar["tools"], EVIDENCE_CAP) if sidecar.get("tools") else "",
-        "events": _json(sidecar["events"], EVIDENCE_CAP) if sidecar.get("events") else "",
+                                    caps.thinking),
+        "tools": _json(sidecar["tools"], caps.evidence) if sidecar.get("tools") else "",
+        "events": _json(sidecar["events"], caps.evidence) if sidecar.get("events") else "",
         "checks": [[label(d.get("name", "")), bool(d.get("passed")),
                     printable(str(d.get("message", "")), MESSAGE_CAP)]
                    for d in (result.get("checks") or {}).get("details", [])[:200]],
         "metrics": _metrics(result.get("metrics") or {}),
-        "evidence": _json(evidence, EVIDENCE_CAP) if evidence else "",
+        "evidence": _json(evidence, caps.evidence) if evidence else "",
         "transcript": label(result.get("transcript_file") or ""),
         "run": label(result.get("run_index", "—")),
         "hash": label(result.get("task_hash") or ""),
@@ -145,12 +155,29 @@ def island(data: Json) -> str:
     return text
 
 
-def payload(results: list[Json], embed_details: bool) -> Json:
+def read_sidecar_file(path: Path) -> Json:
+    """A transcript sidecar read (at most SIDECAR_CAP characters) as `read_sidecar` gives
+    it; an unreadable file gives nothing (the drill-down then shows the result's excerpt)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as file:
+            return read_sidecar(file.read(SIDECAR_CAP).splitlines())
+    except OSError:
+        return {}
+
+
+def payload(results: list[Json], embed_details: bool,
+            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
-    sends them on demand)."""
+    sends them on demand), from the transcript sidecars where `sidecar_of` reads them."""
     data: Json = {"columns": list(COLUMNS),
                   "rows": [row(r, searchable=not embed_details) for r in results],
-                  "caps": {"answer": ANSWER_CAP, "thinking": THINKING_CAP,
-                           "evidence": EVIDENCE_CAP}}
-    data["details"] = [detail(r) for r in results] if embed_details else None
+                  "caps": vars(STATIC) if embed_details else vars(SERVED)}
+    read = sidecar_of or (lambda _: None)
+    # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
+    # attempts, those without a pass first: 10,000 of them made a 50 MB page.
+    chosen = {id(r) for r in sorted(results, key=lambda r: r["result"] == "pass")
+              [:SIDECAR_ATTEMPTS]}
+    data["details"] = ([detail(r, read(r) if id(r) in chosen else None, STATIC)
+                        for r in results] if embed_details else None)
+    data["sidecars"] = min(len(results), SIDECAR_ATTEMPTS) if embed_details else len(results)
     return data

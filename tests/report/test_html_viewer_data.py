@@ -4,11 +4,13 @@ cannot close its script block, the context chart is per window, colours never re
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from benchrig.report.build import build
 from benchrig.report.render_html import colour, context, render_html
 from benchrig.report.viewer import island, payload
-from tests.helpers.result_sets import attempt
+from tests.conftest import benchrig
+from tests.helpers.result_sets import attempt, write
 from tests.report.test_context_card import WINDOWS
 from tests.report.test_context_card import results as context_results
 
@@ -41,3 +43,36 @@ def test_the_context_chart_is_one_point_per_window_per_model() -> None:
 
 def test_series_colours_stay_distinct_beyond_the_palette() -> None:
     assert len({colour(i) for i in range(40)}) == 40
+
+
+def test_the_static_page_embeds_the_sidecar_capped(tmp_path: Path) -> None:
+    """The file has no server: it embeds each attempt's prompt, whole answer (cut at
+    ANSWER_CAP) and thinking from its transcript sidecar; a name with a path is not read."""
+    from benchrig.report.viewer import ANSWER_CAP
+
+    folder = write(tmp_path / "r", [attempt("alpha", "t1", "pass"),
+                                    attempt("alpha", "t2", "pass")])
+    secret = tmp_path / "secret.transcript.jsonl"
+    secret.write_text(json.dumps({"kind": "prompt", "messages": "SECRET"}) + "\n",
+                      encoding="utf-8")
+    for file, name in zip(sorted(folder.glob("*.json")), ("t.transcript.jsonl",
+                                                           "../secret.transcript.jsonl"),
+                          strict=True):
+        result = json.loads(file.read_text(encoding="utf-8"))
+        result["transcript_file"] = name
+        file.write_text(json.dumps(result), encoding="utf-8")
+    (folder / "t.transcript.jsonl").write_text(
+        json.dumps({"kind": "prompt", "messages": [{"role": "user", "content": "Say 5"}]})
+        + "\n" + json.dumps({"kind": "answer", "text": "y" * 9000, "thinking": "hmm",
+                             "tool_calls": [{"name": "add"}]}) + "\n", encoding="utf-8")
+    page = tmp_path / "report.html"
+    ran = benchrig("report", str(folder), "--html", str(page), results_dir=tmp_path)
+    assert ran.code == 0, ran.stderr
+    text = page.read_text(encoding="utf-8")
+    block = text[text.index('id="benchrig-data">') + 19:]
+    details = json.loads(block[:block.index("</script>")])["details"]
+    read = [d for d in details if d["prompt"]]
+    assert len(read) == 1 and "Say 5" in read[0]["prompt"] and read[0]["thinking"] == "hmm"
+    assert read[0]["answer"].startswith(f"{'y' * ANSWER_CAP}… [{9000 - ANSWER_CAP} more")
+    assert '"add"' in read[0]["tools"]
+    assert "SECRET" not in text

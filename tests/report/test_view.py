@@ -126,8 +126,8 @@ def test_the_sample_browser_filters_searches_and_opens(driver: Any, tmp_path: Pa
     Select(driver.find_element(By.CSS_SELECTOR, "[data-filter=model]")).select_by_value(
         "model-2")
     driver.find_element(By.CSS_SELECTOR, "table.samples tr[data-row]").click()
-    assert driver.find_element(By.CSS_SELECTOR, "#sample-detail pre.code").text.startswith(
-        "print(")
+    assert driver.find_element(By.CSS_SELECTOR, "#sample-detail mark.code").text.startswith(
+        "```python")
 
 
 def _get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, bytes]:

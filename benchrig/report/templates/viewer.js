@@ -156,8 +156,14 @@
     if (d.checks.length) { panel.appendChild(el("h4", "checks")); grid(["check", "passed", "message"], d.checks); }
     section("prompt", d.prompt, "prompt");
     section("thinking", d.thinking, "thinking");
-    section("answer", d.answer, "answer");
-    d.code.forEach(function (code) { section("extracted code", code, "code"); });
+    if (d.answer) { // the whole answer, its fenced code (what a check extracts) highlighted
+      panel.appendChild(el("h4", "answer (first " + data.caps.answer + " characters)"));
+      var pre = el("pre", null, "answer");
+      d.answer.split(/(```[^\n]*\n[\s\S]*?```)/).forEach(function (part, k) {
+        pre.appendChild(k % 2 ? el("mark", part, "code") : document.createTextNode(part));
+      });
+      panel.appendChild(pre);
+    }
     section("tool calls, turns and files", d.tools, "tools");
     section("agent events", d.events, "events");
     section("evidence: fixture results, agent events, context steps", d.evidence, "evidence");
@@ -200,6 +206,11 @@
       .then(function (d) { show(i, d); });
   }
 
+  if (data.details && data.sidecars < rows.length) {
+    root.insertBefore(el("p", "This file embeds the transcripts of " + data.sidecars +
+      " attempts (those that did not pass first); `benchrig view` shows every one.", "note"),
+      bar);
+  }
   update();
   document.documentElement.setAttribute("data-viewer", "ready");
 })();
