@@ -47,7 +47,7 @@ def _number(value: Any) -> float | None:
 
 def row(result: Json, searchable: bool = True) -> list[Any]:
     """One attempt as the browser's table shows and filters it (`searchable`: with its
-    answer's text, lower-cased, for a page that has no details to search)."""
+    answer's excerpt, for a page that has no details to search and compare)."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
     verdict = result["result"]  # pass, fail, error, unsupported or no-test
     metrics = result.get("metrics") or {}
@@ -58,7 +58,7 @@ def row(result: Json, searchable: bool = True) -> list[Any]:
             label(verdict), label(error.get("kind")) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
-            label(result.get("started_at") or ""), answer.lower()]
+            label(result.get("started_at") or ""), answer]
 
 
 def _metrics(metrics: Json) -> list[list[str]]:

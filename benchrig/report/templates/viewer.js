@@ -8,9 +8,11 @@
   var C = {};
   data.columns.forEach(function (name, i) { C[name] = i; });
   var rows = data.rows;
-  if (data.details) { // a static page searches its embedded answers (lower-cased once)
-    rows.forEach(function (r, i) { r[C.search] = data.details[i].answer.toLowerCase(); });
-  }
+  // What a search looks in: each attempt's answer (embedded details, or the row's excerpt
+  // on a served page), lower-cased once.
+  var haystack = rows.map(function (r, i) {
+    return (data.details ? data.details[i].answer : r[C.search]).toLowerCase();
+  });
   var SHOWN = 300; // rows put in the table at once: filtering stays fast at 10,000
   var FILTERS = ["model", "agent", "label", "suite", "task", "result", "error"];
   var state = { sort: "started", desc: false, failures: false, search: "" };
@@ -81,13 +83,13 @@
   panel.id = "sample-detail";
   root.appendChild(panel);
 
-  function keep(r) {
-    for (var i = 0; i < FILTERS.length; i++) {
-      var want = selects[FILTERS[i]].value;
-      if (want && r[C[FILTERS[i]]] !== want) { return false; }
+  function keep(r, index) {
+    for (var f = 0; f < FILTERS.length; f++) {
+      var want = selects[FILTERS[f]].value;
+      if (want && r[C[FILTERS[f]]] !== want) { return false; }
     }
     if (state.failures && r[C.result] === "pass") { return false; }
-    return !state.search || r[C.search].indexOf(state.search) >= 0;
+    return !state.search || haystack[index].indexOf(state.search) >= 0;
   }
 
   function compare(a, b) {
@@ -100,7 +102,7 @@
     state.search = search.value.toLowerCase();
     state.failures = box.checked;
     order = [];
-    for (var i = 0; i < rows.length; i++) { if (keep(rows[i])) { order.push(i); } }
+    for (var i = 0; i < rows.length; i++) { if (keep(rows[i], i)) { order.push(i); } }
     order.sort(compare);
     body.textContent = "";
     var fragment = document.createDocumentFragment();
