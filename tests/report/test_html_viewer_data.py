@@ -76,3 +76,19 @@ def test_the_static_page_embeds_the_sidecar_capped(tmp_path: Path) -> None:
     assert read[0]["answer"].startswith(f"{'y' * ANSWER_CAP}… [{9000 - ANSWER_CAP} more")
     assert '"add"' in read[0]["tools"]
     assert "SECRET" not in text
+
+
+def test_the_six_tool_use_rates_and_packs_have_their_own_panels() -> None:
+    counts = {"call_turns": 2, "selection": 1, "arguments": 2, "structured": 2,
+              "answer_turns": 1, "abstention": 1, "false_calls": 0}
+    results = [attempt("alpha", "weather", "pass", suite="tool_use",
+                       evidence={"tool_use": {"counts": counts}}),
+               attempt("alpha", "t1", "pass")]
+    report = build(results)
+    (row,) = context(report)["tool_rates"]
+    assert [(b.label, b.text) for b in row["bars"]] == [
+        ("task success", "100.0% (1/1)"), ("tool selection", "50.0% (1/2)"),
+        ("arguments", "100.0% (2/2)"), ("abstention", "100.0% (1/1)"),
+        ("false calls", "0.0% (0/1)"), ("structured calls", "100.0% (2/2)")]
+    page = render_html(report, packs=("humaneval <b>x</b> · alpha: pass@1 50.0%",))
+    assert 'id="packs"' in page and "humaneval &lt;b&gt;x&lt;/b&gt; · alpha: pass@1" in page
