@@ -43,6 +43,7 @@ def view(
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)  # a supervisor's stop is a clean stop too
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     host, bound = made.server_address[:2]
     echo(f"http://{host!s}:{bound}/")
     info(f"{len(results)} results; read only; Ctrl-C stops it")
