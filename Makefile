@@ -123,13 +123,17 @@ sandbox-tools:
 	       || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq bubblewrap >/dev/null 2>&1; }; }; } \
 	  || echo "note: bubblewrap is not installed; the sandbox runs degraded (docs/security.md)" >&2
 
-# The HTML report's test opens it in a real headless browser: Debian's chromium, installed
-# where we can (root with apt); elsewhere that test is skipped and says so.
+# The HTML report's and the viewer's tests drive a real headless browser: Debian's chromium
+# and chromium-driver, installed where we can (root with apt), and Selenium in the venv;
+# elsewhere those tests are skipped and say so.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
-	  && { apt-get install -y -qq chromium >/dev/null 2>&1 \
-	       || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; }; }; } \
-	  || echo "note: chromium is not installed; the HTML report's browser test is skipped" >&2
+	@{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } \
+	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && { apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1 \
+	       || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium chromium-driver >/dev/null 2>&1; }; }; } \
+	  || echo "note: chromium/chromium-driver not installed; the browser tests are skipped" >&2
+	@$(BIN)/python -c "import selenium" 2>/dev/null || $(BIN)/pip install --quiet 'selenium>=4.20' \
+	  || echo "note: selenium not installed; the viewer's browser tests are skipped" >&2
 
 # Exit status 1 only means the model failed some tasks: that is a result, not a broken run.
 # Then the reference answers (tasks/.references/) are replayed as model `reference`: its

@@ -12,7 +12,7 @@ from typing import Any, NoReturn, get_args
 
 # each module registers its commands on `app`, in the order `--help` lists them
 # isort: off
-from benchrig.cli import run, tasks, results, serve, packs  # noqa: F401
+from benchrig.cli import run, tasks, results, view, serve, packs  # noqa: F401
 # isort: on
 from benchrig.cli.app import Exit, Format, _load, app, echo
 from benchrig.cli.results import summary

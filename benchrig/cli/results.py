@@ -133,6 +133,14 @@ def compare(
     echo(render(found), nl=False)
 
 
+def pack_lines(results: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Each imported pack's score line for the HTML page (its own panel: pass@k over its
+    problems, not folded into a suite's rate)."""
+    from benchrig.packs.scores import pack_scores
+
+    return tuple(score.line() for score in pack_scores(results))
+
+
 @app.command(short_help="Write a self-contained HTML report of results.")
 def report(
     paths_: ResultPaths = None,
@@ -148,13 +156,25 @@ def report(
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
     from benchrig.report.build import build
     from benchrig.report.render_html import render_html
+    from benchrig.report.view_server import sidecars
+    from benchrig.report.viewer import read_sidecar_file
     from benchrig.result import write_atomic
 
     _may_overwrite(html, force)
     results = _results(paths_, model, suite, label, since, driver)
     given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
-    write_atomic(html, render_html(build(results), "; ".join(given)))
+    folders = [p if p.is_dir() else p.parent for p in (paths_ or [paths.results_dir()])]
+    # keyed by what the result says, not by object: the report works on checked copies
+    files = {(r.get("transcript_file"), r.get("run_id")): path
+             for r, path in zip(results, sidecars(results, folders), strict=True) if path}
+
+    def sidecar_of(result: dict[str, Any]) -> dict[str, Any] | None:
+        found = files.get((result.get("transcript_file"), result.get("run_id")))
+        return None if found is None else read_sidecar_file(found)
+
+    write_atomic(html, render_html(build(results), "; ".join(given), packs=pack_lines(results),
+                                   sidecar_of=sidecar_of))
     echo(f"{html} ({len(results)} results)")
 
 

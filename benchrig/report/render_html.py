@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape  # stdlib: twice markupsafe's speed on short texts
 from importlib import resources
@@ -22,11 +23,14 @@ from markupsafe import Markup
 from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
+from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.grouping import Group
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
+from benchrig.report.tooluse import tool_figures
+from benchrig.report.viewer import island, payload
 from benchrig.suites import SUITES
 from benchrig.textsafe import label, printable, printable_lines
 
@@ -38,6 +42,14 @@ CHART_WIDTH = 360  # pixels of the longest bar
 ROW = 16  # pixels per bar
 
 Json = dict[str, Any]
+
+
+def colour(index: int) -> str:
+    """A series' colour: the palette's ten, then hues a golden angle apart, so that no two
+    of any number of series share one (the palette repeated after ten)."""
+    if index < len(PALETTE):
+        return PALETTE[index]
+    return f"hsl({(index * 137.508) % 360:.1f},65%,{45 + (index % 3) * 8}%)"
 
 
 def _pct(value: float | None) -> str:
@@ -87,7 +99,7 @@ def _rate_bars(rates: list[dict[str, Estimate | None]], names: list[str]
             high = None if found.high is None else found.high * CHART_WIDTH
             bars.append(Bar(len(bars) * ROW, found.value * CHART_WIDTH, names[index],
                             f"{_pct(found.value)} {_interval(found)}",
-                            PALETTE[index % len(PALETTE)], low, high))
+                            colour(index), low, high))
         if bars:
             charts.append((label(suite), bars))
     return charts
@@ -97,7 +109,7 @@ def _figure_bars(values: list[float | None], names: list[str], unit: str, digits
                  ) -> list[Bar]:
     top = max((v for v in values if v is not None), default=0.0) or 1.0
     return [Bar(i * ROW, (v or 0.0) / top * CHART_WIDTH, names[i],
-                "—" if v is None else f"{v:.{digits}f} {unit}", PALETTE[i % len(PALETTE)])
+                "—" if v is None else f"{v:.{digits}f} {unit}", colour(i))
             for i, v in enumerate(values)]
 
 
@@ -198,23 +210,74 @@ def _drilldown(group: Group) -> list[Json]:
 
 
 def _context_chart(groups: list[Group]) -> Json | None:
-    """The context suite's TTFT against its prompt size, one dot per attempt (None when no
-    context result has both)."""
-    points = [(i, r["metrics"].get("input_tokens"), r["metrics"].get("ttft_ms"))
-              for i, g in enumerate(groups) for r in g.results if r["suite"] == "context"]
-    points = [(i, x, y) for i, x, y in points if x and y]
-    if not points:
+    """The context suite per model row: mean TTFT at each window and the share of its
+    needles retrieved there, from `evidence.context.steps` (one point per window, never
+    one per attempt at the sum of its windows). None when no row has a step."""
+    series = []
+    for i, group in enumerate(groups):
+        steps = context_figures([r for r in group.results if r["suite"] == "context"]).steps
+        windows: dict[int, list[StepFigures]] = {}
+        for step in steps:
+            windows.setdefault(step.window, []).append(step)
+        points = []
+        for window, at in sorted(windows.items()):
+            ttft = [s.ttft_s for s in at if s.ttft_s is not None]
+            attempts = sum(s.attempts for s in at)
+            points.append((window, sum(ttft) / len(ttft) * 1000 if ttft else None,
+                           sum(s.passed for s in at) / attempts if attempts else None))
+        if points:
+            series.append((i, points))
+    if not series:
         return None
-    top_x = max(x for _, x, _ in points)
-    top_y = max(y for _, _, y in points)
-    return {"top_x": top_x, "top_y": f"{top_y:.0f}", "points": [
-        {"x": 40 + x / top_x * CHART_WIDTH, "y": 190 - y / top_y * 170,
-         "colour": PALETTE[i % len(PALETTE)], "title": f"{x} tokens, {y:.0f} ms"}
-        for i, x, y in points]}
+    top_x = max(w for _, points in series for w, _, _ in points) or 1
+    top_y = max((t for _, points in series for _, t, _ in points if t), default=0.0) or 1.0
+
+    def x(window: int) -> float:
+        return 40 + window / top_x * CHART_WIDTH
+
+    lines: list[Json] = []
+    for i, points in series:
+        timed = [(w, t) for w, t, _ in points if t is not None]
+        retrieved = [(w, r) for w, _, r in points if r is not None]
+        lines.append({
+            "colour": colour(i), "name": label(f"{groups[i].name} · {groups[i].agent}"),
+            "ttft": [{"x": x(w), "y": 190 - t / top_y * 170,
+                      "title": f"window {w}: {t:.0f} ms"} for w, t in timed],
+            "retrieval": [{"x": x(w), "y": 190 - r * 170,
+                           "title": f"window {w}: {r * 100:.0f}% retrieved"}
+                          for w, r in retrieved]})
+    for made in lines:
+        for kind in ("ttft", "retrieval"):
+            dots: list[Json] = made[kind]
+            made[f"{kind}_path"] = " ".join(f"{p['x']:.1f},{p['y']:.1f}" for p in dots)
+    return {"top_x": top_x, "top_y": f"{top_y:.0f}", "series": lines}
 
 
-def context(report: Report, filters: str = "") -> Json:
-    """Everything the template shows, computed and made safe here."""
+def _tool_rates(groups: list[Group]) -> list[Json]:
+    """The six tool-use rates per model row that ran the tool-use suite, as bars (a rate
+    with an empty denominator is n/a, drawn as no bar)."""
+    rows = []
+    for i, group in enumerate(groups):
+        tools = [r for r in group.results if r["suite"] == "tool_use"]
+        if not tools:
+            continue
+        f = tool_figures(tools)
+        rates = [("task success", f.task_success), ("tool selection", f.selection),
+                 ("arguments", f.arguments), ("abstention", f.abstention),
+                 ("false calls", f.false_calls), ("structured calls", f.structured)]
+        rows.append({"name": label(f"{group.name} · {group.agent}"), "colour": colour(i),
+                     "bars": [Bar(j * ROW, (rate.value or 0.0) * CHART_WIDTH, name,
+                                  rate.text(), colour(i)) for j, (name, rate) in
+                              enumerate(rates)]})
+    return rows
+
+
+def context(report: Report, filters: str = "", served: bool = False,
+            packs: tuple[str, ...] = (),
+            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
+    """Everything the template shows, computed and made safe here (`served`: the page is
+    `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
+    pack's own score line, pass@k over its problems, shown apart from the suites' rates)."""
     groups = report.groups
     names = [label(f"{g.name} · {g.agent}") for g in groups]
     table = task_table(groups)
@@ -234,7 +297,7 @@ def context(report: Report, filters: str = "") -> Json:
                            "scored": s.scored, "errors": s.errors,
                            "n": found.n if found else 0,
                            "method": found.method if found else ""})
-        cards.append({"id": f"g{i}", "name": names[i], "colour": PALETTE[i % len(PALETTE)],
+        cards.append({"id": f"g{i}", "name": names[i], "colour": colour(i),
                       "composite": _pct(card.composite), "rate": _pct(row.pass_rate),
                       "interval": _interval(overall), "passed": row.passed,
                       "scored": row.scored, "errors": row.uncounted_errors,
@@ -242,7 +305,7 @@ def context(report: Report, filters: str = "") -> Json:
                       "ttft": "—" if row.ttft_ms is None else f"{row.ttft_ms:.0f} ms",
                       "decode": "—" if row.tokens_per_s is None
                       else f"{row.tokens_per_s:.1f} t/s",
-                      "suites": suites, "tasks": _drilldown(group)})
+                      "suites": suites, "tasks": [] if served else _drilldown(group)})
     for made in cards:
         for task in made["tasks"]:
             task["id"] = f"{made['id']}-t{index[task.pop('key')]}"
@@ -255,6 +318,9 @@ def context(report: Report, filters: str = "") -> Json:
         "ttft_bars": _figure_bars([r.ttft_ms for r in report.rows], names, "ms", 0),
         "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
         "context_chart": _context_chart(groups),
+        "tool_rates": _tool_rates(groups),
+        "packs": [printable(line) for line in packs],
+        "data": island({**payload(everything, not served, sidecar_of), "served": served}),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
                            "differs": table.differs((s, t)),
@@ -265,7 +331,7 @@ def context(report: Report, filters: str = "") -> Json:
                   "intervals are 95 % and over tasks: Wilson score when each task has one "
                   "attempt, else cluster-robust normal (never narrower than Wilson over attempts)"],
         "changed": [f"{label(t)} ({n} versions)" for t, n in changed.items()],
-        "width": CHART_WIDTH, "row": ROW,
+        "width": CHART_WIDTH, "row": ROW, "served": served,
     }
 
 
@@ -273,18 +339,24 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def render_html(report: Report, filters: str = "") -> str:
+def render_html(report: Report, filters: str = "", served: bool = False,
+                packs: tuple[str, ...] = (),
+                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
     """The whole page: the template filled with `context`, its own style and script
-    allowed by hash in the Content-Security-Policy, nothing else."""
+    allowed by hash in the Content-Security-Policy, nothing else (`served`: it may also
+    fetch from the loopback server that sent it, `benchrig view`)."""
     import jinja2
 
     folder = resources.files("benchrig.report") / "templates"
     style = (folder / "report.css").read_text(encoding="utf-8")
-    script = (folder / "report.js").read_text(encoding="utf-8")
+    script = "\n".join((folder / name).read_text(encoding="utf-8")
+                       for name in ("report.js", "viewer.js"))
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                                      trim_blocks=True, lstrip_blocks=True)
     template = environment.from_string((folder / "report.html.j2").read_text(encoding="utf-8"))
+    connect = "'self'" if served else "'none'"
     policy = (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
-              "img-src 'none'; base-uri 'none'; form-action 'none'")
-    return template.render(**context(report, filters), style=style, script=script,
-                           policy=policy)
+              "img-src 'none'; base-uri 'none'; form-action 'none'; "
+              f"connect-src {connect}")
+    return template.render(**context(report, filters, served, packs, sidecar_of), style=style,
+                           script=script, policy=policy)

@@ -1,0 +1,183 @@
+"""The sample browser's data: one compact row per attempt and its details, every outside
+text made printable by textsafe, written as a JSON island a page's own script renders."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchrig.textsafe import label, printable, printable_lines
+
+Json = dict[str, Any]
+SIDECAR_CAP = 1 << 20  # characters of a transcript sidecar read (a context prompt is long)
+MESSAGE_CAP = 300  # characters of one check's message
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Characters of each part of an attempt the drill-down shows."""
+
+    answer: int
+    prompt: int  # the prompt's messages, as JSON
+    thinking: int
+    evidence: int  # each of: evidence, tool calls/turns/files, agent events
+
+
+# A static page embeds every attempt: 10,000 of them must stay a page a browser opens.
+STATIC = Caps(answer=1500, prompt=600, thinking=600, evidence=1500)
+SERVED = Caps(answer=20_000, prompt=8000, thinking=8000, evidence=8000)  # one at a time
+ANSWER_CAP = STATIC.answer
+SIDECAR_ATTEMPTS = 1000  # attempts whose sidecar a static page embeds (failures first)
+# Row columns, in the order the page's script reads them.
+COLUMNS = ("model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
+           "tokens_per_s", "checks", "started", "search")
+# In a <script> block only these could end it or change how it parses: escaped as JSON.
+_ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+           "\u2029": "\\u2029"}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return round(float(value), 1)
+
+
+def row(result: Json, searchable: bool = True) -> list[Any]:
+    """One attempt as the browser's table shows and filters it (`searchable`: with its
+    answer's excerpt, for a page that has no details to search and compare)."""
+    error = result.get("error") if isinstance(result.get("error"), dict) else None
+    verdict = result["result"]  # pass, fail, error, unsupported or no-test
+    metrics = result.get("metrics") or {}
+    checks = result.get("checks") or {}
+    answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP) if searchable else ""
+    return [label(result["model"]), label(result.get("agent") or "—"),
+            label(result.get("label") or "—"), label(result["suite"]), label(result["task"]),
+            label(verdict), label(error.get("kind")) if error else "",
+            _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
+            f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
+            label(result.get("started_at") or ""), answer]
+
+
+def _metrics(metrics: Json) -> list[list[str]]:
+    """Each figure with its source (a `<name>_source` key) and any rejected or partial
+    figure with why, as name/value/source rows."""
+    rejected: Json = metrics["rejected"] if isinstance(metrics.get("rejected"), dict) else {}
+    partial: Json = metrics["partial"] if isinstance(metrics.get("partial"), dict) else {}
+    rows = []
+    for name, value in metrics.items():
+        if name.endswith("_source") or name in ("rejected", "partial"):
+            continue
+        if isinstance(value, float):
+            shown = f"{value:.6g}"
+        elif value is None or isinstance(value, bool | int):
+            shown = str(value)
+        else:  # text or a nested object (the engine's counters): outside text
+            shown = printable(value if isinstance(value, str) else
+                              json.dumps(value), 400)
+        source = metrics.get(f"{name}_source")
+        rows.append([label(name), shown, "" if source is None else label(source)])
+    for name, why in list(rejected.items())[:20]:
+        rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
+    for name, why in list(partial.items())[:20]:
+        rows.append([label(name), "partial", printable(str(why), MESSAGE_CAP)])
+    return rows
+
+
+def _json(value: Any, limit: int) -> str:
+    return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
+
+
+def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Json:
+    """Everything the drill-down shows of one attempt: from the result, and from its
+    transcript sidecar's lines when the caller read them (prompt, whole answer, thinking,
+    tool calls and turns, agent events); without them, the result's answer excerpt."""
+    error = result.get("error") if isinstance(result.get("error"), dict) else None
+    sidecar = sidecar or {}
+    whole = sidecar.get("answer")
+    whole = whole if isinstance(whole, str) else str(result.get("answer_excerpt") or "")
+    evidence = result.get("evidence") or {}
+    thinking = sidecar.get("thinking")
+    return {
+        "notes": printable(str(result.get("notes") or "")),
+        "error": printable(f"{error.get('kind')}: {error.get('message', '')}") if error else "",
+        "prompt": _json(sidecar["prompt"], caps.prompt) if "prompt" in sidecar else "",
+        "answer": printable_lines(whole, caps.answer),  # its code fences kept: highlighted
+        "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
+                                    caps.thinking),
+        "tools": _json(sidecar["tools"], caps.evidence) if sidecar.get("tools") else "",
+        "events": _json(sidecar["events"], caps.evidence) if sidecar.get("events") else "",
+        "checks": [[label(d.get("name", "")), bool(d.get("passed")),
+                    printable(str(d.get("message", "")), MESSAGE_CAP)]
+                   for d in (result.get("checks") or {}).get("details", [])[:200]],
+        "metrics": _metrics(result.get("metrics") or {}),
+        "evidence": _json(evidence, caps.evidence) if evidence else "",
+        "transcript": label(result.get("transcript_file") or ""),
+        "run": label(result.get("run_index", "—")),
+        "hash": label(result.get("task_hash") or ""),
+    }
+
+
+def read_sidecar(lines: list[str]) -> Json:
+    """A transcript sidecar's lines (as `runner._transcript` writes them) → the prompt, the
+    answer, the thinking, tool calls/turns/files and the driver's events; a line that is
+    not a JSON object is skipped (the file is outside text)."""
+    found: Json = {"events": []}
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("kind")
+        if kind == "prompt" and "prompt" not in found:
+            found["prompt"] = record.get("messages")
+        elif kind == "answer" and "answer" not in found:
+            found["answer"] = record.get("text")
+            found["thinking"] = record.get("thinking")
+            found["tools"] = {k: record[k] for k in ("tool_calls", "tool_turns", "turns",
+                                                     "files") if record.get(k)}
+        else:
+            found["events"].append(record)
+    return found
+
+
+def island(data: Json) -> str:
+    """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
+    close the block or open a comment, whatever the outside text held."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    for char, escaped in _ISLAND.items():
+        if char in text:
+            text = text.replace(char, escaped)
+    return text
+
+
+def read_sidecar_file(path: Path) -> Json:
+    """A transcript sidecar read (at most SIDECAR_CAP characters) as `read_sidecar` gives
+    it; an unreadable file gives nothing (the drill-down then shows the result's excerpt)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as file:
+            return read_sidecar(file.read(SIDECAR_CAP).splitlines())
+    except OSError:
+        return {}
+
+
+def payload(results: list[Json], embed_details: bool,
+            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
+    """The browser's data: rows for every result, details too for a static page (a server
+    sends them on demand), from the transcript sidecars where `sidecar_of` reads them."""
+    data: Json = {"columns": list(COLUMNS),
+                  "rows": [row(r, searchable=not embed_details) for r in results],
+                  "caps": vars(STATIC) if embed_details else vars(SERVED)}
+    read = sidecar_of or (lambda _: None)
+    # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
+    # attempts, those without a pass first: 10,000 of them made a 50 MB page.
+    chosen = {id(r) for r in sorted(results, key=lambda r: r["result"] == "pass")
+              [:SIDECAR_ATTEMPTS]}
+    data["details"] = ([detail(r, read(r) if id(r) in chosen else None, STATIC)
+                        for r in results] if embed_details else None)
+    data["sidecars"] = min(len(results), SIDECAR_ATTEMPTS) if embed_details else len(results)
+    return data
