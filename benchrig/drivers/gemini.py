@@ -78,9 +78,10 @@ class GeminiParser(StreamParser):
             if self.text.strip():
                 run.answer = self.text
             run.deltas += 1
-        elif kind == "tool_use":
+        elif kind == "tool_use":  # the tool runs now: later events may be its own
             self._turn()
             run.saw_answer(t)
+            run.tool_began(t)
             call = {"id": event.get("tool_id"), "name": event.get("tool_name"),
                     "arguments": event.get("parameters")}
             self.tools[str(call["id"])] = call

@@ -56,7 +56,10 @@ def no_context_files(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 class QwenParser(ClaudeParser):
-    """Claude Code's stream-json, as Qwen Code writes it; its figures only as reported_*."""
+    """Claude Code's stream-json, as Qwen Code writes it; its figures only as reported_*,
+    whole (the agent's word, never of record), while thinking stops at the first tool."""
+
+    figures_of_record = False
 
     def __init__(self, metered: bool = False) -> None:
         super().__init__(streaming=True)
