@@ -4,6 +4,7 @@ model with provider local, an error it reports with exit code 0, and a hang past
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -21,7 +22,7 @@ from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.helpers.agents import task_with_timeout
-from tests.helpers.processes import alive
+from tests.helpers.processes import alive, mine
 
 PI = ROOT / ".agents" / "node_modules" / ".bin" / "pi"
 
@@ -53,8 +54,9 @@ def processes(*fragments: str) -> set[int]:
 
 
 def ours() -> set[int]:
-    """This checkout's pi processes and embedded servers."""
-    return processes(str(ROOT / ".agents")) | processes(str(ROOT / ".venv"), "llama_cpp.server")
+    """This test process's pi processes and embedded servers (the .agents/ install is shared)."""
+    return mine(processes(str(ROOT / ".agents")) | processes(os.path.realpath(ROOT / ".agents"))
+                | processes(str(ROOT / ".venv"), "llama_cpp.server"))
 
 
 def test_makefile_pins_the_version_the_driver_names() -> None:
