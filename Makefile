@@ -1,5 +1,6 @@
 # BenchRig — the two front-door commands:
-#   make run    set up .venv and run the coding suite on the embedded model (offline)
+#   make run    set up .venv and run the coding suite on the embedded model (offline), then
+#               replay the reference answers beside it
 #   make test   set up .venv with the dev tools (and chromium, for the HTML report test) and
 #               run lint, types and the test suite
 #   make test-fast  the inner loop: the tests without the model, real agents or slow ones
@@ -8,6 +9,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
 # Every agent CLI, pinned (docs/agents.md). Bumping a version reinstalls that agent alone:
 # each has its own stamp, named by its version.
@@ -32,7 +34,7 @@ LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -D
 WHEELS        := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchrig/wheels/llama-$(LLAMA_VERSION)-avx2
 LLAMA_WHEEL   := $(WHEELS)/.built
 
-.PHONY: install agents agents-all sandbox-tools browser run test test-fast lint bench clean
+.PHONY: install dev agents agents-all sandbox-tools browser run test test-fast lint bench clean
 
 $(LLAMA_WHEEL):
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for x86-64 with AVX2 (once per machine, ~5 min on 2 cores)" >&2
@@ -45,10 +47,17 @@ $(STAMP): pyproject.toml $(LLAMA_WHEEL)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --no-deps --force-reinstall --no-index --find-links $(WHEELS) \
 	  'llama-cpp-python==$(LLAMA_VERSION)'
-	$(BIN)/pip install --quiet -e '.[local,dev,ray,suites]'
+	$(BIN)/pip install --quiet -e '.[local,suites]'
 	touch $(STAMP)
 
+# What the tests, lint and the benchmarks add: the dev tools and Ray (the Ray executor's
+# tests; ~240 MB, so not in `make run`).
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e '.[local,dev,ray,suites]'
+	touch $(DEV_STAMP)
+
 install: $(STAMP)
+dev: $(DEV_STAMP)
 
 # The agent CLIs, pinned, into the git-ignored .agents/ (docs/agents.md has the table):
 #   make agents      pi only: what `make run` needs (the offline default,
@@ -123,12 +132,16 @@ browser:
 	  || echo "note: chromium is not installed; the HTML report's browser test is skipped" >&2
 
 # Exit status 1 only means the model failed some tasks: that is a result, not a broken run.
-# The pi agent too (where node/npm exist): the README's `scripts/run.sh <task> smollm2` runs it.
-run: install sandbox-tools agents
+# Then the reference answers (tasks/.references/) are replayed as model `reference`: its
+# row at 100 % beside SmolLM2's shows the harness works, whatever the model scored.
+run: install sandbox-tools
 	$(BIN)/benchrig run --suite coding --model smollm2 --driver llamacpp || [ $$? -eq 1 ]
+	$(BIN)/benchrig run --suite coding --model reference --driver replay \
+	  --provider tasks/.references > /dev/null
+	$(BIN)/benchrig summary --suite coding --model smollm2 --model reference --table-only
 	@echo "benchrig is installed in $(VENV): run '. $(VENV)/bin/activate' to put it on PATH" >&2
 
-lint: install
+lint: dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
@@ -136,10 +149,10 @@ test: install sandbox-tools browser lint agents-all
 	$(BIN)/pytest
 
 # Under a minute on 2 cores; still every package (tests/README.md says what is left out).
-test-fast: install
+test-fast: dev
 	$(BIN)/pytest -q -m "not model and not agent and not slow"
 
-bench: install sandbox-tools
+bench: dev sandbox-tools
 	$(BIN)/python bench/spine.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/agents.py

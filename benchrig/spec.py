@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from types import MappingProxyType
@@ -141,6 +142,37 @@ def _load_tests(path: Path, label: str, problems: list[str]) -> tuple[str | None
     return source, names
 
 
+_NOT_STRING = re.compile(r"^(?P<field>\S+): (?P<number>-?\d+) is not of type 'string'$")
+# What YAML 1.1 reads as a base-60 number: 11:20 is 680, 1:02:03 is 3723.
+_SEXAGESIMAL = re.compile(r"(?<![\w\"'.:])(\d+(?::[0-5]?\d)+)(?![\w\"'.:])")
+
+
+def _readable(found: list[str], meta: dict[str, Any], text: str) -> list[str]:
+    """The schema's problems as a task's author can act on them: without a valid `suite`
+    only that one (what else is required depends on it), and a number YAML made of an
+    unquoted time (11:20 → 680) named with the quoting that fixes it."""
+    if meta.get("suite") is None or any(p.startswith("suite:") for p in found):
+        found = [p for p in found if p.startswith("suite:")] or found
+    frontmatter_text = text.split("\n---", 1)[0]
+    times = {_base60(t): t for t in _SEXAGESIMAL.findall(frontmatter_text)}
+    readable = []
+    for problem in found:
+        match = _NOT_STRING.match(problem)
+        written = times.get(int(match["number"])) if match else None
+        if match and written:
+            problem = (f"{match['field']}: {written} is read by YAML as the number "
+                       f"{match['number']} (base 60); quote it: \"{written}\"")
+        readable.append(problem)
+    return readable
+
+
+def _base60(text: str) -> int:
+    value = 0
+    for part in text.split(":"):
+        value = value * 60 + int(part)
+    return value
+
+
 def load_task(path: Path) -> TaskSpec:
     """Parse and validate one task file; raise TaskError naming the file and field."""
     label = str(path)
@@ -168,7 +200,8 @@ def load_task(path: Path) -> TaskSpec:
     meta = _plain(dict(post.metadata))
     if not meta:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
-    problems = [f"{label}: {p}" for p in schema_problems("task", meta)]
+    problems = [f"{label}: {p}" for p in _readable(schema_problems("task", meta), meta,
+                                                   raw.decode("utf-8"))]
     if not problems:
         problems = [f"{label}: {p}" for p in check_problems(meta)]
     stem = path.name.removesuffix(".md")

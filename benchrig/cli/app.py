@@ -37,6 +37,14 @@ class Commands:
         self.settings = settings
         self.registered: list[tuple[str | None, dict[str, Any], Callable[..., Any]]] = []
         self.callbacks: list[Callable[..., Any]] = []
+        self.groups: list[tuple[str, Commands]] = []
+
+    def group(self, name: str, **settings: Any) -> Commands:
+        """A command group (`benchrig NAME COMMAND`), its commands registered on what it
+        returns."""
+        commands = Commands(**settings)
+        self.groups.append((name, commands))
+        return commands
 
     def command(self, name: str | None = None, **options: Any
                 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -52,6 +60,9 @@ class Commands:
         return register
 
     def __call__(self, **kwargs: Any) -> Any:
+        return self.typer_app()(**kwargs)
+
+    def typer_app(self) -> Any:
         import typer
 
         app = typer.Typer(**self.settings)
@@ -59,7 +70,9 @@ class Commands:
             app.callback()(_with_typer(function, typer))
         for name, options, function in self.registered:
             app.command(name, **options)(_with_typer(function, typer))
-        return app(**kwargs)
+        for name, commands in self.groups:
+            app.add_typer(commands.typer_app(), name=name)
+        return app
 
 
 def _with_typer(function: Callable[..., Any], typer: Any) -> Callable[..., Any]:

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from benchrig import paths
 from benchrig.core.errors import BenchRigError, UsageError
-from benchrig.ui import error, warn
+from benchrig.textsafe import printable
+from benchrig.ui import error, info, warn
 
 if TYPE_CHECKING:
     pass
@@ -49,7 +50,7 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
-    loaded = load_results(paths_ or [paths.results_dir()])
+    loaded = load_results(_existing(paths_ or [paths.results_dir()]))
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
     results = selected(loaded.results, filters)
@@ -64,6 +65,15 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
              f"results (more than one task_hash): {names}{', …' if len(changed) > 5 else ''}; "
              "their versions are counted together below (--since keeps the newer ones)")
     return results
+
+
+def _existing(given: list[Path]) -> list[Path]:
+    """`given`, or UsageError naming the first that does not exist (a mistyped path is not
+    an invalid result)."""
+    for path in given:
+        if not path.exists():
+            raise UsageError(f"{printable(str(path))}: no such file or folder")
+    return given
 
 
 @app.command(short_help="Per-model table and per-suite scorecards of results.")
@@ -143,3 +153,79 @@ def report(
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
     write_atomic(html, render_html(build(results), "; ".join(given)))
     echo(f"{html} ({len(results)} results)")
+
+
+results_group = app.group("results", no_args_is_help=True,
+                          help="Manage the result files of a results folder.")
+
+
+@results_group.command(short_help="Delete chosen results and their transcripts (dry run "
+                                  "by default).")
+def prune(
+    folder: Annotated[Path | None, Argument(metavar="[FOLDER]",
+        help="The results folder. [default: $BENCHRIG_RESULTS_DIR, else results/]")] = None,
+    errors: Annotated[bool, Option("--errors",
+        help="Only results whose outcome is error.")] = False,
+    label: Annotated[list[str] | None, Option("--label",
+        help="Only results run with this --label (repeatable).")] = None,
+    before: Annotated[str | None, Option("--before", metavar="DATE",
+        help="Only results started before DATE: 2026-11-30 or 2026-11-30T17:00Z (UTC unless "
+             "a zone is given).")] = None,
+    yes: Annotated[bool, Option("--yes",
+        help="Delete them; without it, only list what would be deleted.")] = False,
+) -> None:
+    """Delete the results that match every filter given (at least one), each with its
+    .transcript.jsonl sidecar. Without --yes nothing is deleted: the files are listed."""
+    import datetime as dt
+
+    from benchrig.result import load_results
+
+    if not (errors or label or before):
+        raise UsageError("prune needs a filter: --errors, --label or --before")
+    cutoff = None
+    if before:
+        try:
+            cutoff = dt.datetime.fromisoformat(before)
+        except ValueError:
+            raise UsageError(f"--before {before!r} is not a date (2026-11-30) or a date and "
+                             "time (2026-11-30T17:00Z)") from None
+        cutoff = cutoff if cutoff.tzinfo else cutoff.replace(tzinfo=dt.UTC)
+    where = folder or paths.results_dir()
+    if not where.is_dir():
+        raise UsageError(f"{printable(str(where))}: no such folder")
+    chosen: list[Path] = []
+    for file in sorted(where.glob("*.json")):
+        loaded = load_results([file]).results  # invalid files are not results: never pruned
+        if loaded and _prunable(loaded[0], errors, tuple(label or ()), cutoff):
+            chosen.append(file)
+    sidecars = [s for s in (f.with_suffix(".transcript.jsonl") for f in chosen) if s.exists()]
+    for file in chosen:
+        echo(printable(str(file)))
+    what = (f"{len(chosen)} result{'s' if len(chosen) != 1 else ''} and {len(sidecars)} "
+            f"transcript{'s' if len(sidecars) != 1 else ''}")
+    if not yes:
+        info(f"would delete {what}; run again with --yes to delete them")
+        return
+    for file in [*chosen, *sidecars]:
+        file.unlink(missing_ok=True)
+    info(f"deleted {what} from {printable(str(where))}")
+
+
+def _prunable(result: dict[str, Any], errors: bool, labels: tuple[str, ...],
+              cutoff: Any) -> bool:
+    """Whether `result` matches every filter given."""
+    import datetime as dt
+
+    if errors and result["result"] != "error":
+        return False
+    if labels and result.get("label") not in labels:
+        return False
+    if cutoff is not None:
+        try:
+            started = dt.datetime.fromisoformat(result["started_at"])
+        except (TypeError, ValueError):
+            return False  # no date to compare: kept
+        started = started if started.tzinfo else started.replace(tzinfo=dt.UTC)
+        if started >= cutoff:
+            return False
+    return True

@@ -3,18 +3,22 @@ result recorded and its verdict line printed."""
 
 from __future__ import annotations
 
+import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from benchrig import paths
-from benchrig.core.errors import BenchRigError, UsageError
+from benchrig.core.errors import BenchRigError, UsageError, counts_against_model
 from benchrig.textsafe import printable, stored
 from benchrig.ui import AttemptLine, RunProgress, error, info, warn
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from benchrig.config import Config
+    from benchrig.core.settings import Settings
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
     from benchrig.execute import AttemptSpec
@@ -30,6 +34,12 @@ from benchrig.cli.app import (
     app,
     echo,
 )
+from benchrig.core.settings import SAMPLING_TEMPERATURE
+
+# --max-errors by default: a tenth of the run, as Inspect AI's --fail-on-error 0.1, but never
+# fewer than a few, so one flaky request does not stop a short run.
+MAX_ERRORS_FRACTION = 0.1
+MIN_MAX_ERRORS = 3
 
 
 @app.command(short_help="Run tasks on models; one result file per attempt.")
@@ -97,18 +107,55 @@ def run(
         help="The Ray cluster to join (default: $RAY_ADDRESS, else a local Ray started "
              "for the run).")
                            ] = None,
+    limit: Annotated[int | None, Option("--limit", metavar="N", min=1,
+        help="Only the first N tasks of the selection (after --sample). [default: every "
+             "task]")] = None,
+    sample: Annotated[int | None, Option("--sample", metavar="N", min=1,
+        help="N tasks of the selection drawn at random with --seed (the same seed draws the "
+             "same tasks). [default: every task]")] = None,
+    dry_run: Annotated[bool, Option("--dry-run",
+        help="Print the plan (attempts per model, lanes, an ETA from past results of the "
+             "same task, model and driver in the results folder) and run nothing.")
+                       ] = False,
+    allow_identical: Annotated[bool, Option("--allow-identical",
+        help="With --runs > 1 at temperature 0, repeat the greedy answer (timings vary, "
+             "answers do not). Without it and without --temperature, repeats of a runtime "
+             f"are samples: a task with no temperature of its own is sent "
+             f"{SAMPLING_TEMPERATURE} (seed + run per run), as repeats are in Inspect AI and "
+             "lm-eval-harness; speed and context tasks keep theirs (see docs/results.md).")
+                               ] = False,
+    max_errors: Annotated[int | None, Option("--max-errors", metavar="N", min=0,
+        help="Stop the run once N attempts end in an error that is not the model's (server, "
+             "network, agent, BenchRig: docs/results.md#errors), and say how to resume; 0 "
+             "never stops. [default: 10% of the attempts, at least "
+             f"{MIN_MAX_ERRORS} — the proportion Inspect AI's --fail-on-error takes]")
+                          ] = None,
 ) -> None:
     """Run tasks on models; write one result file per attempt; print the per-model table."""
     from benchrig import sandbox
     from benchrig.config import load_config
+    from benchrig.execute.plan import repeats, sized
 
     out_dir = results_dir or paths.results_dir()
     chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
                                             out_dir, driver, require_isolation)
+    chosen = sized(chosen, limit, sample, seed)
     models = model or ["smollm2"]
     provider = _provider(driver, provider, models)
+    repeated = repeats(chosen, runs, engine.kind, temperature, allow_identical)
+    settings_file = load_config(config)
+    if dry_run:  # nothing contacted, launched or written
+        from benchrig.runner import Overrides
+
+        overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
+        _say_repeats(repeated, runs)
+        _dry_run(_plan(chosen, models, runs, out_dir, driver, provider,
+                       retry_errors and not resume), engine.name, driver, provider,
+                 overrides, settings_file, out_dir, jobs, repeated)
+        return
     for name in models:
         engine.preflight(name, provider)
+    _say_repeats(repeated, runs)
     # the first sandbox is launched now, to boot while the runner and the report load
     sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
         t.check_type == "tests" for t in chosen)))
@@ -124,14 +171,13 @@ def run(
     from benchrig.runner import Overrides
 
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
-    settings_file = load_config(config)
     plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
     if not plan:
         return
     results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), sandboxes,
                         Matrix(jobs, resume, retry_errors, stored(label) if label else None,
-                               executor, ray_address))
+                               executor, ray_address, max_errors, repeated))
     if not results:  # resumed, and every attempt already had its result
         return
     echo("")
@@ -203,12 +249,10 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
     from benchrig.execute.plan import attempt_specs
-    from benchrig.runner import Produced, UnrecordedAttempt, perform, record, settings_for
+    from benchrig.runner import Produced, UnrecordedAttempt, perform, record
 
     specs = attempt_specs(plan, engine.name, driver, provider,
-                          lambda task, model, run: settings_for(
-                              task, overrides, model=model, config=settings_file,
-                              run_index=run),
+                          _settings(overrides, settings_file, how.repeats),
                           out_dir, pass_env, how.label, how.jobs)
     results: list[dict[str, Any]] = []
     with held(out_dir) as removed:
@@ -222,14 +266,19 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 return results
         sandboxes.expect(sum(spec.task.check_type == "tests" for spec in specs)
                          if how.executor == "local" else 0)
+        limit = error_limit(how.max_errors, len(specs))
+        errors = 0
         with RunProgress(len(specs)) as bar, sandboxes:
             def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
                 return slot.in_flight, perform(spec, slot, engine, sandboxes)
 
             def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
+                nonlocal errors
                 in_flight, produced = outcome
-                notes = {"label": spec.label,
-                         "settings": {"jobs": spec.jobs, "in_flight": in_flight}}
+                recorded: dict[str, Any] = {"jobs": spec.jobs, "in_flight": in_flight}
+                if spec.task.id in how.repeats:  # what was done about identical repeats
+                    recorded["repeats"] = how.repeats[spec.task.id]
+                notes = {"label": spec.label, "settings": recorded}
                 try:
                     attempt = record(produced, out_dir, spec.run_index, notes)
                 except UnrecordedAttempt as exc:  # counted as an error; the run goes on
@@ -241,6 +290,10 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 bar.advance(r["result"])
                 echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
                 results.append(r)
+                if r["result"] == "error" and not counts_against_model(r):
+                    errors += 1
+                    if limit is not None and errors >= limit:
+                        raise TooManyErrors
 
             def watch(spec: AttemptSpec) -> AttemptLine:
                 return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
@@ -261,6 +314,14 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                 info(f"interrupted after {bar.done}/{len(specs)}"
                      + (f"; resume with {again}" if again else ""))
                 raise Exit(130) from None
+            except TooManyErrors:
+                bar.close()
+                again = _resume_command(retry_errors=True)
+                error(f"stopped after {errors} errors that are not the model's "
+                      f"(--max-errors {limit}), {bar.done}/{len(specs)} attempts recorded: "
+                      "see the error lines above; fix the cause, then "
+                      + (f"resume with {again}" if again else "run it again"))
+                raise Exit(1) from None
     return results
 
 
@@ -275,6 +336,20 @@ class Matrix:
     label: str | None = None
     executor: str = "local"  # or ray (benchrig/execute/raycluster.py)
     ray_address: str | None = None
+    max_errors: int | None = None  # None: error_limit's default
+    # task id → sampled | identical, for tasks whose --runs would repeat one greedy answer
+    repeats: dict[str, str] = field(default_factory=dict)
+
+
+class TooManyErrors(Exception):
+    """Raised from the recording callback: the executor stops every attempt in flight."""
+
+
+def error_limit(given: int | None, attempts: int) -> int | None:
+    """How many errors not of the model's doing stop a run (None: never)."""
+    if given is None:
+        return max(MIN_MAX_ERRORS, math.ceil(attempts * MAX_ERRORS_FRACTION))
+    return given or None
 
 
 def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
@@ -289,17 +364,19 @@ def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
     return left
 
 
-def _resume_command() -> str | None:
-    """The command line that was run, with --resume: what continues it (None for
-    scripts/runner.py, which runs one attempt and has no --resume)."""
+def _resume_command(retry_errors: bool = False) -> str | None:
+    """The command line that was run, with --resume (and --retry-errors: the errors' attempts
+    run again): what continues it (None for scripts/runner.py, which runs one attempt and
+    has no --resume)."""
     import shlex
 
     program = Path(sys.argv[0]).name
     if program not in ("benchrig", "__main__.py", "cli.py"):
         return None
     words = ["benchrig", *sys.argv[1:]]
-    if "--resume" not in words:
-        words.append("--resume")
+    for flag in ("--resume", "--retry-errors") if retry_errors else ("--resume",):
+        if flag not in words:
+            words.append(flag)
     return shlex.join(words)
 
 
@@ -331,3 +408,43 @@ def _require(note: str | None, required: bool) -> None:
     if required:
         raise UsageError(f"--require-isolation: {note}")
     warn(note)
+
+
+def _settings(overrides: Overrides, config: Config, repeats: dict[str, str]
+              ) -> Callable[[TaskSpec, str, int], Settings]:
+    """Each attempt's settings; a task whose repeats are sampled is sent
+    SAMPLING_TEMPERATURE."""
+    from benchrig.runner import settings_for
+
+    sampling = replace(overrides, temperature=SAMPLING_TEMPERATURE)
+
+    def settings(task: TaskSpec, model: str, run: int) -> Settings:
+        chosen = sampling if repeats.get(task.id) == "sampled" else overrides
+        return settings_for(task, chosen, model=model, config=config, run_index=run)
+    return settings
+
+
+def _say_repeats(found: dict[str, str], runs: int) -> None:
+    """What is done about --runs that would repeat one greedy answer, said before the run."""
+    sampled = sum(v == "sampled" for v in found.values())
+    identical = len(found) - sampled
+    if sampled:
+        info(f"--runs {runs} at temperature 0 would repeat one answer: {sampled} task"
+             f"{'s' if sampled != 1 else ''} sampled at temperature {SAMPLING_TEMPERATURE}, "
+             "seed + run per run (--temperature T, or --allow-identical for greedy repeats)")
+    if identical:
+        info(f"--runs {runs} at temperature 0: {identical} task{'s' if identical != 1 else ''}"
+             " repeat one greedy answer (timings vary, verdicts do not)")
+
+
+def _dry_run(plan: list[tuple[TaskSpec, str, int]], engine: str, driver: str,
+             provider: str | None, overrides: Overrides, config: Config, out_dir: Path,
+             jobs: int, repeats: dict[str, str]) -> None:
+    """The plan on stdout; nothing is run, checked or written."""
+    from benchrig.execute.plan import attempt_specs, describe
+    from benchrig.result import load_results
+
+    specs = attempt_specs(plan, engine, driver, provider,
+                          _settings(overrides, config, repeats), out_dir, jobs=jobs)
+    past = load_results([out_dir]).results if out_dir.is_dir() else []
+    echo(describe(specs, past, jobs), nl=False)

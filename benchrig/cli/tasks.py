@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from benchrig.textsafe import printable
+from benchrig.ui import error
 
 if TYPE_CHECKING:
     pass
 
 from benchrig.cli.app import (
     Argument,
+    Exit,
     _tasks,
     app,
     echo,
@@ -31,12 +33,24 @@ def validate(
 @app.command("list", short_help="The tasks, the imported packs and the drivers.")
 def list_() -> None:
     """The bundled tasks, the imported packs and the registered drivers."""
+    from benchrig.core.errors import TaskError
     from benchrig.drivers import known
     from benchrig.packs import installed
+    from benchrig.spec import load_task, task_paths
 
-    for task in _tasks([]):
+    broken = 0
+    for path in task_paths():  # one bad file is named, and hides no other task
+        try:
+            task = load_task(path)
+        except TaskError as exc:
+            broken += 1
+            for problem in exc.problems:
+                error(printable(problem))
+            continue
         echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
     for name, meta in installed().items():
         echo(f"{'pack':10} {printable(name):20} {meta.get('problems')} tasks, "
                    f"{printable(str(meta.get('suite')))} (--pack {printable(name)})")
     echo(f"\ndrivers: {', '.join(known())}")
+    if broken:
+        raise Exit(2)

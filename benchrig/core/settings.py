@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+# --runs > 1 at temperature 0 repeats one greedy answer. Repeats are samples, as in Inspect
+# AI's epochs and lm-eval-harness's repeats (both at a sampling temperature): a task with
+# no temperature of its own is then sent this one, the temperature the Codex paper and
+# bigcode-evaluation-harness use for pass@k at small k, with seed + run per run.
+SAMPLING_TEMPERATURE = 0.2
+
 
 @dataclass(frozen=True)
 class Settings:

@@ -201,6 +201,9 @@ class ClaudeDriver:
                 "(the default: token TTFT) or json (the benchmark-runner's mode, TTFT null). "
                 "The embedded model cannot serve Claude Code (it needs /v1/messages); "
                 "use pi for provider local")
+        from benchrig.drivers.preflight import need_binary
+
+        need_binary("claude", "BENCHRIG_CLAUDE_BIN", INSTALL_HINT)
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("claude", "BENCHRIG_CLAUDE_BIN", INSTALL_HINT)

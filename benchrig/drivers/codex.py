@@ -116,6 +116,9 @@ class CodexDriver:
             raise UsageError("codex cannot use the embedded model: it needs /v1/responses, "
                              "which llama-cpp-python's server does not serve; use pi for "
                              "provider local")
+        from benchrig.drivers.preflight import need_binary
+
+        need_binary("codex", "BENCHRIG_CODEX_BIN", INSTALL_HINT)
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("codex", "BENCHRIG_CODEX_BIN", INSTALL_HINT)

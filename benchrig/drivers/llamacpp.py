@@ -52,12 +52,14 @@ class AbortAtDeadline:
         import llama_cpp
 
         self.llm, self.ends_at, self.fired = llm, deadline.ends_at, False
+        self.interrupted = False  # Ctrl-C landed inside the callback (see _unraisable)
         self.callback = llama_cpp.ggml_abort_callback(self._ask)  # kept alive while set
+        _hook_unraisable()
 
     def _ask(self, _: Any) -> bool:
         if time.monotonic() >= self.ends_at:
             self.fired = True
-        return self.fired
+        return self.fired or self.interrupted
 
     def __enter__(self) -> AbortAtDeadline:
         import llama_cpp
@@ -71,6 +73,32 @@ class AbortAtDeadline:
         # the model stays loaded for the next attempt: it must not call a freed callback
         # (a function type called with no argument is its NULL pointer)
         llama_cpp.llama_set_abort_callback(self.llm.ctx, llama_cpp.ggml_abort_callback(), None)
+        if self.interrupted:  # the Ctrl-C the callback could not raise, now that it is out
+            raise KeyboardInterrupt
+
+
+def _hook_unraisable() -> None:
+    """Ctrl-C (or the executor's interrupt of an attempt) arriving while llama.cpp runs the
+    abort callback cannot leave a ctypes callback: Python would print "Exception ignored on
+    calling ctypes callback function" with a traceback and carry on decoding. Taken here
+    instead: the callback's owner is marked, its next call aborts the decode, and the
+    KeyboardInterrupt is raised once the decode has returned (AbortAtDeadline.__exit__)."""
+    import sys
+
+    if getattr(sys.unraisablehook, "benchrig_abort", False):
+        return
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        owner = getattr(unraisable.object, "__self__", None)
+        if isinstance(owner, AbortAtDeadline) and isinstance(unraisable.exc_value,
+                                                             KeyboardInterrupt):
+            owner.interrupted = True
+            return
+        previous(unraisable)
+
+    hook.benchrig_abort = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
 
 
 class _Captured(Exception):

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from benchrig.core.deadline import Deadline
-from benchrig.core.errors import DriverError
+from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.metrics import TokenSource
 from benchrig.core.settings import Settings
 from benchrig.core.tools import ToolReply, ToolsUnsupported
@@ -157,7 +157,19 @@ class OllamaDriver:
     reloads_on_context_change = True
 
     def preflight(self, model: str, provider: str | None) -> None:
-        ollama_url(provider)  # only the URL's shape: a dead server becomes a result
+        """The server answers /api/tags and lists `model` (a bare name means `:latest`)."""
+        from benchrig.drivers.preflight import get_json, listed_names, need_model
+
+        root = ollama_url(provider)
+        tags = get_json(f"{root}/api/tags", "Ollama")
+        if tags is None:
+            raise UsageError(f"{root} has no /api/tags: is it an Ollama server?")
+        names = listed_names(tags, "models", ("name", "model"))
+        if names is None:
+            raise UsageError(f"{root}/api/tags lists no models: is it an Ollama server?")
+        wanted = model if ":" in model else f"{model}:latest"
+        need_model(model if model in names else wanted, names, f"Ollama at {root}",
+                   f"pull it: ollama pull {model}")
 
     def run(self, request: DriverRequest) -> DriverOutput:
         root = ollama_url(request.provider)

@@ -153,7 +153,15 @@ class OpenAIDriver:
     kind = "runtime"
 
     def preflight(self, model: str, provider: str | None) -> None:
-        openai_url(provider)
+        """The server answers /models (with the key, when one is set) and lists `model`; a
+        server without the route, or without a model list there, is taken at its word."""
+        from benchrig.drivers.preflight import get_json, listed_names, need_model
+
+        root = openai_url(provider)
+        names = listed_names(get_json(f"{root}/models", f"the server at {root}", _headers()),
+                             "data", ("id",))
+        if names is not None:
+            need_model(model, names, f"the server at {root}", "name one it serves (GET /models)")
 
     def token_counter(self, request: DriverRequest) -> TokenCounter | None:
         """The server's own tokenizer (llama.cpp `/tokenize`, llama-cpp-python

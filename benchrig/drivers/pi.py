@@ -59,6 +59,14 @@ PROVIDER_VARIABLES = {
     "ollama": ("OLLAMA_BASE_URL",),
     "llamacpp": ("LLAMA_BASE_URL",),
 }
+# The hosted providers' API hosts: preflight checks one answers before any attempt.
+PROVIDER_HOSTS = {
+    "anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com",
+    "google": "https://generativelanguage.googleapis.com", "groq": "https://api.groq.com",
+    "cerebras": "https://api.cerebras.ai", "xai": "https://api.x.ai",
+    "openrouter": "https://openrouter.ai", "zai": "https://api.z.ai",
+    "mistral": "https://api.mistral.ai",
+}
 # pi's own files: its logins, custom providers and settings (~/.pi/agent, or
 # PI_CODING_AGENT_DIR)
 AGENT_FILES = ("auth.json", "models.json", "settings.json")
@@ -264,6 +272,13 @@ class PiDriver:
     kind = "agent"
 
     def preflight(self, model: str, provider: str | None) -> None:
+        from benchrig.drivers.preflight import need_binary, need_host, need_key
+
+        need_binary("pi", "BENCHRIG_PI_BIN", INSTALL_HINT)
+        if provider in PROVIDER_HOSTS:  # a hosted provider: its key, and its host reachable
+            login = config_dir(os.environ, "PI_CODING_AGENT_DIR", ".pi/agent") / "auth.json"
+            need_key("pi", provider, PROVIDER_VARIABLES.get(provider, ()), str(login))
+            need_host(PROVIDER_HOSTS[provider], f"pi: provider {provider}")
         if provider == LOCAL:
             from benchrig.local.model import INSTALL_HINT as LOCAL_HINT
             from benchrig.local.model import resolve_model

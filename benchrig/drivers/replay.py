@@ -16,8 +16,16 @@ from benchrig.drivers.base import DriverRequest
 from benchrig.thinking import split_thinking
 
 
+def answer_file(provider: str | None, task_id: str) -> Path:
+    """The provider slot's answer file; a folder holds one per task, `<task id>.md` (as the
+    reference answers in tasks/.references/ and a pack's .references/)."""
+    path = Path(provider or "")
+    return path / f"{task_id}.md" if path.is_dir() else path
+
+
 class ReplayDriver:
-    """Provider slot = the answer file. No model runs, so every metric is null."""
+    """Provider slot = the answer file, or a folder of them (`<task id>.md`). No model runs,
+    so every metric is null."""
 
     name = "replay"
     kind = "replay"
@@ -26,11 +34,11 @@ class ReplayDriver:
         if not provider:
             raise UsageError("replay needs the answer file in the provider slot: "
                              "scripts/run.sh <task> <label> replay path/to/answer.md")
-        if not Path(provider).is_file():
+        if not Path(provider).is_file() and not Path(provider).is_dir():
             raise UsageError(f"replay: answer file not found: {provider}")
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        path = Path(request.provider or "")
+        path = answer_file(request.provider, request.task.id)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

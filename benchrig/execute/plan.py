@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
@@ -49,3 +50,94 @@ def attempt_specs(keys: Iterable[tuple[TaskSpec, str, int]], driver: str, agent:
                         settings(task, model, run), run, results_dir, pass_env, label, jobs,
                         where, task.suite in EXCLUSIVE_SUITES)
             for index, (task, model, run) in enumerate(keys)]
+
+
+def repeats(tasks: Iterable[TaskSpec], runs: int, kind: str, temperature: float | None,
+            allow_identical: bool) -> dict[str, str]:
+    """For each task whose runs would be byte-identical (more than one run, temperature 0,
+    a runtime that takes the temperature, not a timing suite): what is done about it —
+    `sampled` (sent core.settings.SAMPLING_TEMPERATURE) or `identical` (asked for:
+    --allow-identical, or --temperature 0 given)."""
+    if runs < 2 or kind != "runtime":
+        return {}
+    chosen: dict[str, str] = {}
+    for task in tasks:
+        if task.suite in EXCLUSIVE_SUITES:  # their repeats measure the machine's timings
+            continue
+        if temperature is None and task.temperature:
+            continue
+        if allow_identical or temperature is not None:
+            if not temperature:
+                chosen[task.id] = "identical"
+        else:
+            chosen[task.id] = "sampled"
+    return chosen
+
+
+def sized(tasks: list[TaskSpec], limit: int | None, sample: int | None,
+          seed: int) -> list[TaskSpec]:
+    """--sample N (N tasks drawn with `seed`, in their order), then --limit N (the first
+    N): a smaller run of the same selection, reproducible from its command line."""
+    import random
+
+    if sample is not None and sample < len(tasks):
+        kept = set(random.Random(seed).sample(range(len(tasks)), sample))
+        tasks = [task for index, task in enumerate(tasks) if index in kept]
+    return tasks[:limit] if limit is not None else tasks
+
+
+PLAN_TASKS = 30  # task ids --dry-run names
+
+
+def describe(specs: list[AttemptSpec], past: list[dict[str, Any]], jobs: int) -> str:
+    """The plan as --dry-run prints it: attempts per model and lane, and an ETA from the
+    median wall time of past results of the same task, model, driver and provider."""
+    import statistics
+    from collections import Counter
+
+    walls: dict[tuple[object, ...], list[float]] = {}
+    for r in past:
+        metrics = r.get("metrics")
+        wall = metrics.get("wall_s") if isinstance(metrics, dict) else None
+        if isinstance(wall, (int, float)):
+            key = (r.get("task"), r.get("model"), r.get("driver"), r.get("provider"))
+            walls.setdefault(key, []).append(float(wall))
+    serial = parallel = 0.0
+    known = 0
+    for spec in specs:
+        seen = walls.get((spec.task.id, spec.model, spec.driver, spec.provider))
+        if not seen:
+            continue
+        known += 1
+        if spec.lane is not None or spec.exclusive:
+            serial += statistics.median(seen)
+        else:
+            parallel += statistics.median(seen)
+    lines = [f"{len(specs)} attempt{'s' if len(specs) != 1 else ''}, --jobs {jobs}"]
+    ids = list(dict.fromkeys(spec.task.id for spec in specs))
+    lines.append(f"  tasks ({len(ids)}): {', '.join(ids[:PLAN_TASKS])}"
+                 + (", …" if len(ids) > PLAN_TASKS else ""))
+    for (model, lane_name), count in Counter((s.model, s.lane or "free")
+                                             for s in specs).items():
+        lane_text = ("one at a time (embedded model)" if lane_name == EMBEDDED_LANE
+                     else f"up to {jobs} at once")
+        lines.append(f"  {model}: {count} attempt{'s' if count != 1 else ''}, {lane_text}")
+    alone = sum(s.exclusive for s in specs)
+    if alone:
+        lines.append(f"  {alone} speed/context attempt{'s' if alone != 1 else ''} run alone")
+    if known:
+        eta = serial + parallel / jobs
+        lines.append(f"ETA ≈ {_duration(eta)} from past results of {known} of "
+                     f"{len(specs)} attempts" + (f"; {len(specs) - known} have none, not "
+                                                 "counted" if known < len(specs) else ""))
+    else:
+        lines.append("ETA unknown: no past result of these tasks, models and driver")
+    return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -4,6 +4,7 @@ sees where two models differ."""
 from __future__ import annotations
 
 import io
+import textwrap
 from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
@@ -15,6 +16,7 @@ from benchrig.textsafe import label
 
 SUITE_ORDER = {name: i for i, name in enumerate(SUITES)}
 DIFFERS = "≠"
+WIDTH = 120  # columns the text table fits in (a wide terminal; piped output alike)
 NOTE = ("passes / attempts that reached a verdict (errors not of the model's doing are "
         f"left out); — not run; {DIFFERS} the models' pass rates differ on this task")
 
@@ -72,13 +74,41 @@ def _rows(table: TaskTable) -> list[list[str]]:
             for suite, task in table.tasks]
 
 
-def render_text(table: TaskTable) -> str:
-    lines = [["suite", "task", "", *table.columns], *_rows(table)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    out = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-           for line in lines]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join([*out, "", NOTE[0].upper() + NOTE[1:] + "."]) + "\n"
+def render_text(table: TaskTable, width: int = WIDTH) -> str:
+    """The table in `width` columns: when the rows' names make it wider, they are numbered
+    ([1], [2], … named below it), and when it is still wider, its columns are cut into
+    blocks, each under the suite and task columns."""
+    rows = _rows(table)
+    headers = table.columns
+    legend: list[str] = []
+    if _width(["suite", "task", "", *headers], rows) > width:
+        headers = [f"[{i + 1}]" for i in range(len(headers))]
+        legend = [f"[{i + 1}] {name}" for i, name in enumerate(table.columns)]
+    blocks: list[list[int]] = [[]]
+    for index in range(len(headers)):
+        trial = blocks[-1] + [index]
+        if blocks[-1] and _width(["suite", "task", "", *(headers[i] for i in trial)],
+                                 [row[:3] + [row[3 + i] for i in trial] for row in rows]) > width:
+            blocks.append([index])
+        else:
+            blocks[-1] = trial
+    out: list[str] = []
+    for block in blocks:
+        lines = [["suite", "task", "", *(headers[i] for i in block)],
+                 *([*row[:3], *(row[3 + i] for i in block)] for row in rows)]
+        widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+        text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+                for line in lines]
+        text.insert(1, "  ".join("-" * w for w in widths))
+        out += [*([""] if out else []), *text]
+    note = textwrap.fill(NOTE[0].upper() + NOTE[1:] + ".", width)
+    return "\n".join([*out, *(["", *legend] if legend else []), "", note]) + "\n"
+
+
+def _width(header: list[str], rows: list[list[str]]) -> int:
+    """The printed width of a table of `header` and `rows`, two spaces between columns."""
+    return sum(max(len(line[i]) for line in [header, *rows]) for i in range(len(header))) + \
+        2 * (len(header) - 1)
 
 
 def render_markdown(table: TaskTable) -> str:

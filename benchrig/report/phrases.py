@@ -144,7 +144,8 @@ def _num(value: float | None, fmt: str, floored: bool = False) -> str:
     return ("~" if floored else "") + format(value, fmt)
 
 
-TABLE_HEADERS = ["model", "agent", "runs", "pass rate", "tokens/s", "TTFT ms", "wall s", "cost $"]
+TABLE_HEADERS = ["model", "agent", "attempts", "pass rate", "tokens/s", "TTFT ms", "wall s",
+                 "cost $"]
 
 
 def table_cells(row: ModelRow) -> list[str]:

@@ -32,9 +32,10 @@ def problems(tmp_path: Path, frontmatter: str) -> list[str]:
 def test_an_answer_check_needs_a_quoted_expected_answer(tmp_path: Path) -> None:
     assert problems(tmp_path, "check:\n  type: final_answer\n") == [
         "expected: required field is missing"]
-    # YAML reads an unquoted 11:20 as the number 680: refused, not silently compared
+    # YAML reads an unquoted 11:20 as the number 680: refused, not silently compared, and
+    # the message says how to write it
     assert problems(tmp_path, "expected: 11:20\ncheck:\n  type: final_answer\n") == [
-        "expected: 680 is not of type 'string'"]
+        'expected: 11:20 is read by YAML as the number 680 (base 60); quote it: "11:20"']
 
 
 def test_patterns_must_compile_be_bounded_and_accept_the_expected_answer(

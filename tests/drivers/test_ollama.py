@@ -196,7 +196,9 @@ def test_broken_streams_are_infra_errors(chat: Reply, message: str) -> None:
 
 
 def test_errors_become_result_files_through_the_cli(results_dir: Path, tmp_path: Path) -> None:
+    """A server failing mid-run (preflight saw the model; it is gone when the attempt asks)."""
     table = routes(Reply())
+    table[("GET", "/api/tags")] = Reply.json({"models": [{"name": "nope:latest"}]})
     table[("POST", "/api/show")] = Reply.json({"error": "model 'nope' not found"}, 404)
     with Loopback(table) as server:
         ran = benchrig("run", "lru-cache", "-m", "nope", "-d", "ollama", "-p", server.url,

@@ -81,7 +81,7 @@ def test_the_summary_renders_the_scorecards(ran: tuple[Ran, Path]) -> None:
     text = benchrig("summary", str(folder), results_dir=folder)
     assert text.code == 0 and text.stderr == ""
     lines = text.stdout.splitlines()
-    assert lines[0].split()[:3] == ["model", "agent", "runs"]
+    assert lines[0].split()[:3] == ["model", "agent", "attempts"]
     assert lines[2].startswith("smollm2  llamacpp  17")
     assert any(line.startswith("smollm2 · llamacpp  composite ") for line in lines)
     for fragment in ("  reasoning  ", "  polish  ", "speed-short-decode", "speed-sustained-512",

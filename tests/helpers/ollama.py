@@ -14,6 +14,8 @@ from tests.conftest import SOLUTIONS, TASKS, fenced
 from tests.helpers.loopback import Reply, ndjson
 
 MODEL = "qwen3"
+# What /api/tags lists (preflight asks before any attempt)
+TAGS = {"models": [{"name": f"{MODEL}:latest", "model": f"{MODEL}:latest"}]}
 GOOD = fenced((SOLUTIONS / "lru-cache.py").read_text(), before="Here it is.\n")
 FINAL = {"total_duration": 4883583458, "load_duration": 1334875, "prompt_eval_count": 26,
          "prompt_eval_duration": 342546000, "eval_count": 282, "eval_duration": 4535599000}
@@ -59,6 +61,7 @@ def routes(chat: Reply, capabilities: tuple[str, ...] = ("completion", "thinking
         return chat
 
     return {
+        ("GET", "/api/tags"): Reply.json(TAGS),
         ("GET", "/api/version"): Reply.json({"version": "0.13.5"}),
         ("POST", "/api/show"): Reply.json({"capabilities": list(capabilities),
                                            "model_info": {"qwen3.context_length": 40960}}),
@@ -164,11 +167,12 @@ class ContextStandIn:
         counters = {"total_duration": 9_000_000 + tokens * 1000, "load_duration": load_ns,
                     "prompt_eval_count": tokens, "prompt_eval_duration": tokens * 1000,
                     "eval_count": 3, "eval_duration": 3_000_000}
-        return Reply(ndjson(line(answer[:3]), line(answer[3:]), done(**counters)),
+        return Reply(ndjson(line(answer[:3]), line(answer[3:]), done("stop", **counters)),
                      content_type="application/x-ndjson")
 
     def routes(self) -> dict[tuple[str, str], Any]:
-        return {("GET", "/api/version"): Reply.json({"version": "0.13.5"}),
+        return {("GET", "/api/tags"): Reply.json(TAGS),
+                ("GET", "/api/version"): Reply.json({"version": "0.13.5"}),
                 ("POST", "/api/show"): Reply.json({
                     "capabilities": ["completion"],
                     "model_info": {"qwen3.context_length": self.trained}}),

@@ -186,7 +186,7 @@ def test_table_only_keeps_the_benchmark_runner_table(tmp_path: Path) -> None:
     scorecard_fixture.write(folder)
     ran = benchrig("summary", "--table-only", str(folder), results_dir=folder)
     assert ran.code == 0
-    assert ran.stdout.splitlines()[0].split()[:3] == ["model", "agent", "runs"]
+    assert ran.stdout.splitlines()[0].split()[:3] == ["model", "agent", "attempts"]
     lines = ran.stdout.splitlines()
     assert "Scorecards" not in ran.stdout and len(lines) == 5
     assert lines[4].startswith("Pass rate = passed ÷ attempts that reached a verdict")

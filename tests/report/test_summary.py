@@ -32,7 +32,7 @@ def test_rows_average_only_known_values() -> None:
 def test_text_table_marks_floored_rates_and_unknowns() -> None:
     text = render_text.render_table(model_rows(grouped(RESULTS)))
     lines = text.splitlines()
-    assert lines[0].split()[:3] == ["model", "agent", "runs"]
+    assert lines[0].split()[:3] == ["model", "agent", "attempts"]
     assert "50% (1/2), 1 error" in lines[2]
     assert "errors of the infrastructure or of BenchRig are shown beside it" in text
     assert "~3000.0" in lines[3]
