@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from benchrig.checks.coding import run_tests
 from benchrig.checks.extract import extract_code, truncation_message
+from benchrig.checks.guard import model_text
 from benchrig.core.check import CheckContext, check
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 from benchrig.sandbox import child_source
-from benchrig.textsafe import NAME_CAP, printable, type_name
 
 EVIDENCE_CHARS = 4000
 
@@ -35,14 +35,10 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings,
     if written is not None:
         code, source, how = written, "file", "file"
     else:
-        try:
+        # the answer is the model's: what reading it raises fails every assertion (judge)
+        with model_text("the answer"):
             found = extract_code(transcript.answer, task.entry_points,
                                  hit_token_limit=transcript.finish_reason == "length")
-        except Exception as exc:  # the answer is the model's: what it breaks is its failure
-            message = (f"the answer could not be read: {type_name(exc)}: "
-                       f"{printable(str(exc), NAME_CAP)}")
-            return Verdict("fail", failed_details(task.test_names, message), message,
-                           code_source="message")
         if found.code is None:
             if found.truncated:
                 message = truncation_message(settings.max_tokens)

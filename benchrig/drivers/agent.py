@@ -24,7 +24,7 @@ from benchrig.drivers.agent_process import (
     stream_process,
 )
 from benchrig.drivers.base import DriverRequest, Progress
-from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine, ray_node
+from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine, ray_node, unseen
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite
 from benchrig.metrics import measured
 from benchrig.textsafe import PRINT_CAP, stored, type_name
@@ -251,6 +251,11 @@ def _launch(request: DriverRequest, argv: list[str], needs: Needs, workspace: Pa
     hidden = request.hidden_paths
     confined = confine(argv, workspace=workspace, home=home, private=hidden)
     asked = confine([argv[0], "--version"], workspace=workspace, home=home, private=hidden)
+    missing = unseen(confined.record, [*argv[1:], *needs.fixed.values()])
+    if missing:  # BenchRig's own mistake: the agent would not find what it is told to use
+        raise DriverError("harness", f"the confined agent cannot see {', '.join(missing)}, "
+                          "which its driver names to it (a driver's files belong in the "
+                          "agent's private home: agent_env.driver_home)")
     passed = passed_names(request.pass_env, os.environ)
     env = build(os.environ, needs, passed, home,
                 [*confined.record["writable"], *SCRATCH, str(workspace), str(home)])

@@ -178,6 +178,8 @@ def keep_reported(run: AgentRun) -> AgentRun:
     run.input_tokens = run.output_tokens = None
     run.input_source = run.output_source = None
     run.cost_usd, run.cost_source = None, FIGURES_SOURCE
+    for name in ("input_tokens", "output_tokens", "cost_usd"):  # none left to be partial
+        run.partial.pop(name, None)
     if run.rejected:  # nothing of the agent's is offered as a figure, so none is refused
         run.engine["reported_unreadable"] = dict(run.rejected)
         run.rejected.clear()

@@ -107,6 +107,19 @@ def private_home(needs: Needs) -> Iterator[tuple[Path, list[str]]]:
             shutil.rmtree(home, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def driver_home() -> Iterator[Path]:
+    """A private home the driver fills before the agent starts (settings, a trajectory or
+    history path it names to the agent): in this process's folder of attempts, which the
+    confined agent is shown as its home (a host /tmp folder it would not see: its /tmp is its
+    own); pass it as `Needs(home=...)`. Removed afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="benchrig-agent-home-", dir=attempts_folder()))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def host_home(host: Mapping[str, str]) -> Path:
     return Path(host.get("HOME") or os.path.expanduser("~"))
 

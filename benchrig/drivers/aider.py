@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from benchrig.drivers.agent_clis import (
     settled,
     with_meter,
 )
-from benchrig.drivers.agent_env import Needs
+from benchrig.drivers.agent_env import Needs, driver_home
 from benchrig.drivers.base import DriverRequest
 
 PACKAGE = "aider-chat"
@@ -124,8 +123,8 @@ class AiderDriver:
         binary = locate_venv("aider", "aider", "BENCHRIG_AIDER_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "its own flags (whole edit format, no repo map)")
-        with endpoint(request, self.name) as where, tempfile.TemporaryDirectory(
-                prefix="benchrig-aider-") as scratch:
+        # its files in its private home: the confined agent's /tmp is its own
+        with endpoint(request, self.name) as where, driver_home() as scratch:
             model = f"openai/{where.model}"
             # the model's window and price for aider (it would otherwise look the model up)
             metadata = Path(scratch, "model-metadata.json")
@@ -158,6 +157,7 @@ class AiderDriver:
             return with_meter(where, self.name, lambda: drive(
                 request, agent="aider",
                 argv=[binary, *flags, "--message", prompt_text(request), solution],
-                needs=Needs(fixed={**FIXED_ENV, **no_proxy(os.environ)}), parser=parser,
+                needs=Needs(fixed={**FIXED_ENV, **no_proxy(os.environ)}, home=scratch),
+                parser=parser,
                 runtime={"name": "aider", "package": PACKAGE, "path": binary}, effective=effective,
                 load_time_s=where.load_time_s))

@@ -45,6 +45,9 @@ class ClaudeParser(StreamParser):
     object (possibly inside an array) of `--output-format json`."""
 
     closing_event = "its result event"
+    # Its token and cost figures are offered as measurements, so they stop at the first tool;
+    # a subclass whose figures are only ever the agent's word (reported_*) keeps them whole.
+    figures_of_record = True
 
     def __init__(self, streaming: bool) -> None:
         super().__init__()
@@ -163,10 +166,11 @@ class ClaudeParser(StreamParser):
         result comes after every tool, which could have written it), else what the messages
         before the first tool reported."""
         run = self.run
+        trusted = run.figures_trusted or not self.figures_of_record
         # The result's usage is the session total; per-message usage in stream-json may be a
         # snapshot taken while the message was still streaming.
         usage: dict[str, Any] | None = by_message
-        if run.figures_trusted and isinstance(result.get("usage"), dict):
+        if trusted and isinstance(result.get("usage"), dict):
             usage = result["usage"]
         if usage and whole(usage.get("output_tokens")) is not None:
             run.input_tokens = sum(whole(usage.get(k)) or 0 for k in (
@@ -175,7 +179,7 @@ class ClaudeParser(StreamParser):
             run.input_source = run.output_source = "server"
         elif usage:
             run.unreadable("output_tokens", usage.get("output_tokens"))
-        if not run.figures_trusted:  # the cost comes only with the result, after the tools
+        if not trusted:  # the cost comes only with the result, after the tools
             run.untrusted("input_tokens", "output_tokens", "cost_usd")
             return
         cost = amount(result.get("total_cost_usd"))

@@ -204,6 +204,29 @@ def plan(*, workspace: Path, home: Path, agent_binary: str, private: Iterable[Pa
                 tuple(sorted(set(scratch) - set(hidden))))
 
 
+def unseen(record: Mapping[str, Any], named: Iterable[str]) -> list[str]:
+    """The host paths among `named` (an argument or a variable the driver gives the agent) that
+    the confined agent would not find as they are: inside a hidden folder or a private /tmp,
+    unless a folder shown inside that one holds them (the deepest mount decides)."""
+    if record.get("method") != BUBBLEWRAP:
+        return []
+    mounts = {p: False for p in (*record.get("hidden", ()), *record.get("private", ()))}
+    mounts |= {p: True for p in (*record.get("read_only", ()), *record.get("writable", ()))}
+    missing = []
+    for value in named:
+        if not value.startswith("/") or any(c.isspace() for c in value):
+            continue
+        # a file the agent is to write (a trajectory) does not exist yet: its folder does
+        place = value if os.path.exists(value) else os.path.dirname(value)
+        if not os.path.isdir(place) and place != value:
+            continue
+        real = _real(place)
+        covering = [p for p in mounts if _inside(real, p)]
+        if covering and not mounts[max(covering, key=len)]:
+            missing.append(value)
+    return missing
+
+
 def ray_node() -> str | None:
     """Why no agent may run here, if a Ray node runs in this network namespace (the one a
     confined agent shares): with the cluster's address it could join it and run a task outside

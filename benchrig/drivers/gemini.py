@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from benchrig.core.transcript import DriverOutput
@@ -22,7 +20,7 @@ from benchrig.drivers.agent_clis import (
     settled,
     with_meter,
 )
-from benchrig.drivers.agent_env import Needs
+from benchrig.drivers.agent_env import Needs, driver_home
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.qwen import no_context_files
@@ -80,9 +78,10 @@ class GeminiParser(StreamParser):
             if self.text.strip():
                 run.answer = self.text
             run.deltas += 1
-        elif kind == "tool_use":
+        elif kind == "tool_use":  # the tool runs now: later events may be its own
             self._turn()
             run.saw_answer(t)
+            run.tool_began(t)
             call = {"id": event.get("tool_id"), "name": event.get("tool_name"),
                     "arguments": event.get("parameters")}
             self.tools[str(call["id"])] = call
@@ -130,17 +129,17 @@ class GeminiDriver:
         binary = locate("gemini", "BENCHRIG_GEMINI_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "a short system prompt and four tools")
-        with endpoint(request, self.name, metered=False) as where, tempfile.TemporaryDirectory(
-                prefix="benchrig-gemini-") as scratch:
-            settings = Path(scratch, "settings.json")
+        # its files in its private home: the confined agent's /tmp is its own
+        with endpoint(request, self.name, metered=False) as where, driver_home() as home:
+            settings = home / ".gemini" / "settings.json"
+            settings.parent.mkdir(mode=0o700)
             settings.write_text(json.dumps(no_context_files(SETTINGS)))
-            system = Path(scratch, "system.md")
+            system = home / ".gemini" / "system.md"
             system.write_text(SHORT_PROMPT)
             flags = ["-o", "stream-json", "--yolo", "--skip-trust", "-m", where.model]
-            # the system prompt file stays in BenchRig's scratch folder (the agent sees /tmp)
             fixed = {"GEMINI_API_KEY": "none", "GOOGLE_GEMINI_BASE_URL": where.base_url,
                      "GEMINI_SYSTEM_MD": str(system), **no_proxy(os.environ)}
-            needs = Needs(fixed=fixed, files=((settings, ".gemini/settings.json"),))
+            needs = Needs(fixed=fixed, home=home)
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_settings": SETTINGS, "agent_prompt": window,
                 "agent_endpoint": where.base_url}

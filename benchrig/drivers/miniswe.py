@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from benchrig.drivers.agent_clis import (
     settled,
     with_meter,
 )
-from benchrig.drivers.agent_env import Needs
+from benchrig.drivers.agent_env import Needs, driver_home
 from benchrig.drivers.base import DriverRequest
 
 PACKAGE = "mini-swe-agent"
@@ -103,9 +102,9 @@ class MiniSweDriver:
         binary = locate_venv("mini", "miniswe", "BENCHRIG_MINISWE_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "its default config (mini.yaml)")
-        with endpoint(request, self.name) as where, tempfile.TemporaryDirectory(
-                prefix="benchrig-mini-") as scratch:
-            trajectory = Path(scratch, "trajectory.json")
+        # the trajectory in its private home: the confined agent's /tmp is its own
+        with endpoint(request, self.name) as where, driver_home() as home:
+            trajectory = home / "trajectory.json"
             max_tokens = request.settings.max_tokens or 1024
             # its default config, plus an answer budget (it sends none by itself)
             flags = [*FLAGS, "-m", f"openai/{where.model}", "-o", str(trajectory),
@@ -121,6 +120,6 @@ class MiniSweDriver:
             parser = MiniParser(trajectory, metered=where.session is not None)
             return with_meter(where, self.name, lambda: drive(
                 request, agent="miniswe", argv=[binary, *flags, "-t", prompt_text(request)],
-                needs=Needs(fixed=fixed), parser=parser,
+                needs=Needs(fixed=fixed, home=home), parser=parser,
                 runtime={"name": "mini-swe-agent", "package": PACKAGE, "path": binary},
                 effective=effective, load_time_s=where.load_time_s))

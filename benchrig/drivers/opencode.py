@@ -75,8 +75,9 @@ class OpencodeParser(StreamParser):
             run.deltas += 1
         elif kind == "reasoning":
             run.thought(t, str(part.get("text") or ""))
-        elif kind == "tool_use":
+        elif kind == "tool_use":  # sent once the tool has run: later events may be its own
             run.saw_answer(t)
+            run.tool_began(t)
             state = part.get("state") or {}
             run.tool_calls.append({"id": part.get("callID"), "name": part.get("tool"),
                                    "arguments": state.get("input"),

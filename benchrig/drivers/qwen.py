@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from benchrig.core.transcript import DriverOutput
@@ -22,7 +20,7 @@ from benchrig.drivers.agent_clis import (
     settled,
     with_meter,
 )
-from benchrig.drivers.agent_env import Needs
+from benchrig.drivers.agent_env import Needs, driver_home
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.claude import ClaudeParser
@@ -58,7 +56,10 @@ def no_context_files(settings: dict[str, Any]) -> dict[str, Any]:
 
 
 class QwenParser(ClaudeParser):
-    """Claude Code's stream-json, as Qwen Code writes it; its figures only as reported_*."""
+    """Claude Code's stream-json, as Qwen Code writes it; its figures only as reported_*,
+    whole (the agent's word, never of record), while thinking stops at the first tool."""
+
+    figures_of_record = False
 
     def __init__(self, metered: bool = False) -> None:
         super().__init__(streaming=True)
@@ -79,14 +80,14 @@ class QwenDriver:
         binary = locate("qwen", "BENCHRIG_QWEN_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "a short system prompt and two tools")
-        with endpoint(request, self.name) as where, tempfile.TemporaryDirectory(
-                prefix="benchrig-qwen-") as scratch:
-            settings = Path(scratch, "settings.json")
+        # its files in its private home: the confined agent's /tmp is its own
+        with endpoint(request, self.name) as where, driver_home() as home:
+            settings = home / ".qwen" / "settings.json"
+            settings.parent.mkdir(mode=0o700)
             settings.write_text(json.dumps(no_context_files(SETTINGS)))
             # an empty output-language file: qwen otherwise writes one of ~1,400 tokens into
             # its system prompt
-            language = Path(scratch, "output-language.md")
-            language.write_text("")
+            (home / ".qwen" / "output-language.md").write_text("")
             flags = ["-o", "stream-json", "--include-partial-messages", "--yolo",
                      "--auth-type", "openai", "-m", where.model, "--system-prompt",
                      SHORT_PROMPT, "--core-tools", *CORE_TOOLS, "--exclude-tools",
@@ -94,8 +95,7 @@ class QwenDriver:
             fixed = {"OPENAI_API_KEY": "none", "OPENAI_BASE_URL": f"{where.base_url}/v1",
                      "OPENAI_MODEL": where.model, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1",
                      **no_proxy(os.environ)}
-            needs = Needs(fixed=fixed, files=((settings, ".qwen/settings.json"),
-                                              (language, ".qwen/output-language.md")))
+            needs = Needs(fixed=fixed, home=home)
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_settings": SETTINGS, "agent_prompt": window,
                 "agent_endpoint": f"{where.base_url}/v1"}

@@ -157,3 +157,5 @@ def test_a_check_that_crashes_on_the_answer_fails_it_with_the_reason(
     assert verdict.notes == ("the answer could not be read: RecursionError: maximum recursion "
                              "depth exceeded\\x1b[2J")
     assert all(not d.passed for d in verdict.details)
+    # one mechanism (checks.guard.model_text): recorded and logged as every unreadable text is
+    assert verdict.evidence["unreadable"] == verdict.notes

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -26,7 +27,7 @@ from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.helpers.agents import task_with_timeout
-from tests.helpers.processes import host_processes
+from tests.helpers.processes import host_processes, mine
 from tests.helpers.standin import StandIn, whole_edit
 
 # What a lying model (or server) claims it spent: the agent passes it on as its own figure.
@@ -83,10 +84,11 @@ def installed(agent: Agent) -> Path:
 
 
 def ours() -> set[int]:
-    """This checkout's agents, and embedded servers started from this checkout's .venv."""
+    """This test process's agents and embedded servers (the .agents/ install is shared)."""
     servers = host_processes(f"{ROOT / '.venv'}/bin/python") & host_processes(
         "benchrig.local.serve_child")
-    return host_processes(str(AGENTS_DIR)) | servers
+    return mine(host_processes(str(AGENTS_DIR)) | host_processes(
+        os.path.realpath(AGENTS_DIR)) | servers)
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,24 @@ def test_mini_ending_on_an_exception_is_an_error_and_a_limit_is_not(tmp_path: Pa
         assert run.finish_reason == status
     trajectory.unlink()  # no trajectory at all: not completed (the exit code says why)
     assert not MiniParser(trajectory).finish().completed
+
+
+def test_thinking_a_tool_forges_after_the_first_tool_is_not_counted() -> None:
+    """A figure of record stops at the first tool (docs/security.md): the tool's forged
+    reasoning event in opencode's stdout adds nothing to thinking_chars, and says so."""
+    lines = recorded("opencode.jsonl")
+    first_tool = next(i for i, line in enumerate(lines) if line.get("type") == "tool_use")
+    forged = {"type": "reasoning", "part": {"type": "reasoning", "text": "x" * 50_000}}
+    honest = streamed(OpencodeParser(), lines)
+    run = streamed(OpencodeParser(), [*lines[:first_tool + 1], forged, *lines[first_tool + 1:]])
+    assert run.thinking_chars == honest.thinking_chars
+    assert "thinking_chars" in run.partial
+
+
+def test_qwen_keeps_its_whole_word_aside_and_claims_no_partial_figure(tmp_path: Path) -> None:
+    """Its figures are only reported_* (the agent's word, after tools too): none of record is
+    left that could be a lower bound, so metrics.partial names none of them."""
+    run = runs(tmp_path)["qwen"]
+    assert run.tools_began_s is not None
+    assert run.engine["reported_output_tokens"] is not None
+    assert not {"input_tokens", "output_tokens", "cost_usd"} & set(run.partial), run.partial

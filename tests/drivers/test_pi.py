@@ -4,6 +4,7 @@ model with provider local, an error it reports with exit code 0, and a hang past
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -21,7 +22,7 @@ from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.helpers.agents import task_with_timeout
-from tests.helpers.processes import alive
+from tests.helpers.processes import alive, mine
 
 PI = ROOT / ".agents" / "node_modules" / ".bin" / "pi"
 
@@ -53,8 +54,9 @@ def processes(*fragments: str) -> set[int]:
 
 
 def ours() -> set[int]:
-    """This checkout's pi processes and embedded servers."""
-    return processes(str(ROOT / ".agents")) | processes(str(ROOT / ".venv"), "llama_cpp.server")
+    """This test process's pi processes and embedded servers (the .agents/ install is shared)."""
+    return mine(processes(str(ROOT / ".agents")) | processes(os.path.realpath(ROOT / ".agents"))
+                | processes(str(ROOT / ".venv"), "llama_cpp.server"))
 
 
 def test_makefile_pins_the_version_the_driver_names() -> None:
@@ -97,7 +99,7 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     if confine.detect().available:
         assert confined["method"] == "bubblewrap" and str(ROOT) in confined["hidden"]
         # its install, and the host home (its writes go to a private home)
-        assert str(ROOT / ".agents") in confined["read_only"]
+        assert os.path.realpath(ROOT / ".agents") in confined["read_only"]
         assert str(user_home) in confined["read_only"]
     else:
         assert confined["method"] == "none" and confined["reason"]

@@ -34,6 +34,42 @@ def host_processes(fragment: str) -> set[int]:
     return found
 
 
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        if pid == ancestor:
+            return True
+        seen.add(pid)
+        pid = _parent(pid) or 0
+    return False
+
+
+def mine(pids: set[int]) -> set[int]:
+    """The processes among `pids` this test process started: its descendants, and whatever
+    works in (or names) its own folder of agent attempts, an orphan of an agent included.
+    Other engineers' agents on the same machine run the same shared .agents/ install."""
+    from benchrig.drivers.confine import attempts_folder
+
+    folder = str(attempts_folder())
+    kept = set()
+    for pid in pids:
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            cwd = command = ""
+        if _descends(pid, os.getpid()) or cwd.startswith(folder) or folder in command:
+            kept.add(pid)
+    return kept
+
+
 def wait_dead(pid: int, within: float = 2.0) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
