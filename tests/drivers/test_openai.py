@@ -174,7 +174,6 @@ def cut_stream() -> Reply:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("case", "kind", "message"), [
-    ("refused", "infra", "cannot connect to"),
     ("http-error", "infra", "HTTP 404 from http://127.0.0.1:"),
     ("cut-chunked", "infra", "was cut"),
     ("cut-plain", "infra", "was cut after"),
@@ -197,9 +196,8 @@ def test_broken_servers_become_error_results(case: str, kind: str, message: str,
                                content_type="text/event-stream"),
     }
     with Loopback({("POST", "/v1/chat/completions"): replies.get(case, Reply())}) as server:
-        url = f"http://127.0.0.1:{free_port()}/v1" if case == "refused" else f"{server.url}/v1"
         ran = benchrig("run", str(short_task(tmp_path, 2)), "-m", "nope", "-d", "openai",
-                       "-p", url, results_dir=results_dir)
+                       "-p", f"{server.url}/v1", results_dir=results_dir)
     assert ran.code == 1, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stderr
     result = only_result(results_dir)
@@ -209,6 +207,32 @@ def test_broken_servers_become_error_results(case: str, kind: str, message: str,
     if case == "http-error":
         assert "The model `nope` does not exist" in result["error"]["message"]
     assert not list(results_dir.glob(".*.tmp"))  # never half a file
+
+
+@pytest.mark.slow
+def test_a_server_refusing_before_the_run_is_a_setup_error_that_writes_nothing(
+        tmp_path: Path, results_dir: Path) -> None:
+    """Preflight (issue 24): a server that is not there is one line and exit 2, no result."""
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    ran = benchrig("run", str(short_task(tmp_path, 2)), "-m", "nope", "-d", "openai",
+                   "-p", url, results_dir=results_dir)
+    assert ran.code == 2, ran.stdout + ran.stderr
+    assert "not reachable" in ran.stderr and "Traceback" not in ran.stderr
+    assert list(results_dir.iterdir()) == []
+
+
+def test_a_server_gone_after_preflight_is_an_error_result(tmp_path: Path) -> None:
+    """A server that goes away once the run has started still leaves a result: error/infra."""
+    from benchrig.runner import Overrides, run_attempt, settings_for
+    from benchrig.spec import load_task
+
+    task = load_task(short_task(tmp_path, 2))
+    done = run_attempt(task, "nope", OpenAIDriver(), f"http://127.0.0.1:{free_port()}/v1",
+                       settings_for(task, Overrides()), tmp_path / "results")
+    validate(done.result)
+    assert (done.result["result"], done.result["error"]["kind"]) == ("error", "infra")
+    assert "cannot connect to" in done.result["error"]["message"]
+    assert done.result["pass_at_1"] is False
 
 
 @pytest.mark.slow
