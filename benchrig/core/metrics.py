@@ -32,10 +32,18 @@ class Metrics:
     thinking_tokens_source: TokenSource | None = None
     # figure → why the value the driver had is impossible (plausible.py); it is null
     rejected: dict[str, str] = field(default_factory=dict)
+    # what the agent said of itself beside the measured figures (`reported_<figure>`), and
+    # each figure where the two disagree beyond the tolerance (docs/metrics.md#the-gateway)
+    reported: dict[str, Any] = field(default_factory=dict)
+    disagreement: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(replace(self, engine={}))  # asdict would recurse into raw engine data
         data["engine"] = dict(self.engine) or None
         if not self.rejected:
             del data["rejected"]
+        del data["reported"]
+        data.update({f"reported_{name}": value for name, value in self.reported.items()})
+        if not self.disagreement:
+            del data["disagreement"]
         return data  # made strict JSON with the whole result (runner)
