@@ -59,6 +59,14 @@ class EmbeddedBackend:
                          n_threads_batch=self.threads, chat_format=CHAT_FORMAT, verbose=False)
         self.load_s = time.perf_counter() - began
         self.lock = threading.Lock()
+        # llama_decode asks this between graph nodes: once the gateway stops, a call still
+        # generating (its agent killed at a timeout) ends at once, so the model is never
+        # freed under it
+        self.stopping = False
+        import llama_cpp
+
+        self._abort = llama_cpp.ggml_abort_callback(lambda _: self.stopping)
+        llama_cpp.llama_set_abort_callback(self.llm.ctx, self._abort, None)
 
     def model_id(self, requested: str) -> str:
         return self.alias
@@ -177,4 +185,16 @@ class EmbeddedBackend:
                    counters={"llama_perf": perf, "queued_ms": queued_ms})
 
     def close(self) -> None:
-        self.llm.close() if hasattr(self.llm, "close") else None
+        """Stop a call in progress, then free the model; a model whose call will not end
+        (it never should) is left to the process's exit rather than freed under it."""
+        self.stopping = True
+        if self.lock.acquire(timeout=30):
+            try:
+                self.llm.close()
+            finally:
+                self.lock.release()
+        else:
+            _KEPT.append(self.llm)
+
+
+_KEPT: list[Any] = []  # models not freed because a call still held them
