@@ -13,6 +13,7 @@ from benchrig.gateway.events import (
     ChatRequest,
     Done,
     Event,
+    Pause,
     Reasoning,
     RequestError,
     Text,
@@ -191,6 +192,8 @@ class ChatWriter:
             return self._chunk({"reasoning_content": event.text}) if event.text else b""
         if isinstance(event, ToolCallPart):
             return self._tool(event)
+        if isinstance(event, Pause):
+            return b""
         self.done = event
         reason = event.finish_reason or "stop"
         if self.calls and reason == "stop":
@@ -254,12 +257,12 @@ def sse_error(message: str) -> bytes:
 
 
 def stream_bytes(writer: ChatWriter, events: Iterator[Event]) -> Iterator[bytes]:
-    """The SSE chunks; the role chunk goes with the first event, so a request the back end
-    refuses before answering is still an HTTP error, not a stream."""
+    """The SSE chunks, and b"" where the back end pauses; the role chunk goes with the first
+    event, so a request the back end refuses before answering is still an HTTP error."""
     started = False
     for event in events:
         data = writer.event(event)
-        if not started:
+        if not started and not isinstance(event, Pause):
             data, started = writer.start() + data, True
-        if data:
+        if data or isinstance(event, Pause):
             yield data

@@ -71,7 +71,13 @@ class Done:
     streamed: bool = True  # False: the back end answered whole (TTFT is the whole call)
 
 
-Event = Text | Reasoning | ToolCallPart | Done
+@dataclass(frozen=True)
+class Pause:
+    """The back end is about to wait for more (an upstream read is used up): what it made
+    so far leaves in one write, not one per event."""
+
+
+Event = Text | Reasoning | ToolCallPart | Done | Pause
 
 
 @dataclass(frozen=True)

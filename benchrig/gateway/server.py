@@ -240,35 +240,55 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, meter: Meter, chunks: Iterator[bytes],
                 record: Callable[[str], None]) -> None:
-        """Chunked SSE, headers sent with the first chunk (so a failure before it is still
-        an HTTP error); a failure after it ends the stream with an error event. Each chunk
-        is held until the next arrives, so the call is recorded before the last one."""
-        held: bytes | None = None
+        """Chunked SSE, headers sent with the first write (so a failure before it is still
+        an HTTP error); a failure after it ends the stream with an error event. What the
+        back end made leaves at each pause (b""), or at the next event when it never
+        pauses; the last write waits until the call is recorded."""
+        held = bytearray()
+        started = False
+
+        def flush() -> None:
+            nonlocal started
+            if not held:
+                return
+            if not started:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                started = True
+            self._chunk(bytes(held))
+            held.clear()
+
+        pauses = False
         try:
             for data in chunks:
-                if held is None:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Cache-Control", "no-cache")
-                    self.send_header("Transfer-Encoding", "chunked")
-                    self.end_headers()
-                else:
-                    self._chunk(held)
+                if not data:
+                    pauses = True
+                    flush()
+                    continue
+                if not pauses:
+                    flush()
                 meter.sent(len(data))
-                held = data
+                held.extend(data)
         except (RequestError, BackendError) as exc:
-            if held is None:
+            if not started and not held:
                 raise
-            self._chunk(held)
+            flush()
             record(f"back end failed mid-stream: {exc}")
-            self._chunk(chat.sse_error(str(exc)))
-            self._chunk(b"")
+            self._chunk(chat.sse_error(str(exc)), last=True)
             return
-        if held is None:  # every back end ends with Done; one that sent nothing failed
+        if not started and not held:  # every back end ends with Done: this one failed
             raise BackendError("the back end ended the call without a reply")
         record("ok")
-        self._chunk(held)
-        self._chunk(b"")
+        if started:
+            self._chunk(bytes(held), last=True)
+        else:  # the whole reply in one go: headers, body, its end
+            flush()
+            self._chunk(b"")
 
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+    def _chunk(self, data: bytes, last: bool = False) -> None:
+        """One chunk of the body; `last` adds the end of the body in the same write."""
+        frame = b"%x\r\n%s\r\n" % (len(data), data) if data else b""
+        self.wfile.write(frame + b"0\r\n\r\n" if last or not data else frame)

@@ -18,6 +18,7 @@ from benchrig.gateway.events import (
     ChatRequest,
     Done,
     Event,
+    Pause,
     Reasoning,
     RequestError,
     Text,
@@ -130,6 +131,7 @@ class UpstreamBackend:
                         yield ToolCallPart(int(call.get("index") or 0), call.get("id"),
                                            function.get("name"),
                                            function.get("arguments") or "")
+            yield Pause()  # this read is used up: what it held leaves together
         if finish is None:
             raise BackendError("upstream stream ended before its finish_reason")
         yield self._done(finish, usage, timings)  # ended without [DONE]: accepted
