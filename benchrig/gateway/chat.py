@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -149,6 +149,25 @@ def parse_request(body: Any) -> ChatRequest:
         non_text_parts=other, raw=body)
 
 
+def openai_body(request: ChatRequest) -> dict[str, Any]:
+    """The request as a Chat Completions body: as sent when it came that way, else built
+    from its plain fields (for an OpenAI-compatible upstream)."""
+    if request.front == "openai-chat":
+        return dict(request.raw)
+    body: dict[str, Any] = {"model": request.model, "messages": list(request.messages)}
+    if request.tools:
+        body["tools"] = list(request.tools)
+    if request.tool_choice is not None:
+        body["tool_choice"] = request.tool_choice
+    for key, value in (("max_tokens", request.max_tokens), ("temperature", request.temperature),
+                       ("top_p", request.top_p), ("seed", request.seed)):
+        if value is not None:
+            body[key] = value
+    if request.stop:
+        body["stop"] = list(request.stop)
+    return body
+
+
 def usage_of(done: Done | None) -> dict[str, Any] | None:
     if done is None or (done.input_tokens is None and done.output_tokens is None):
         return None
@@ -256,7 +275,17 @@ def sse_error(message: str) -> bytes:
     return b"data: " + error_body(message, 502) + b"\n\n"
 
 
-def stream_bytes(writer: ChatWriter, events: Iterator[Event]) -> Iterator[bytes]:
+class Writer(Protocol):
+    """A front's writer: a call's events as that API's stream, or its reply whole."""
+
+    def start(self) -> bytes: ...
+
+    def event(self, event: Event) -> bytes: ...
+
+    def whole(self) -> dict[str, Any]: ...
+
+
+def stream_bytes(writer: Writer, events: Iterator[Event]) -> Iterator[bytes]:
     """The SSE chunks, and b"" where the back end pauses; the role chunk goes with the first
     event, so a request the back end refuses before answering is still an HTTP error."""
     started = False

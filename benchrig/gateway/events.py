@@ -36,6 +36,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     non_text_parts: int = 0  # image or audio parts a text-only back end cannot take
     raw: dict[str, Any] = field(default_factory=dict)  # the body as sent (for forwarding)
+    front: str = "openai-chat"  # the API it came through: raw is that API's body
 
 
 @dataclass(frozen=True)

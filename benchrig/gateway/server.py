@@ -17,6 +17,7 @@ import orjson
 from benchrig.gateway import chat
 from benchrig.gateway.backend import Backend
 from benchrig.gateway.events import BackendError, RequestError
+from benchrig.gateway.fronts import CHAT, FRONTS, Front, front_for
 from benchrig.gateway.metering import Meter, Session
 from benchrig.gateway.prices import PriceTable
 from benchrig.textsafe import stored
@@ -121,8 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _fail(self, status: int, message: str) -> None:
-        self._send(status, chat.error_body(stored(message, 2000), status))
+    def _fail(self, status: int, message: str, front: Front = CHAT) -> None:
+        self._send(status, front.error_body(stored(message, 2000), status))
 
     def _session(self) -> tuple[Session, str] | None:
         found = route(self.path)
@@ -161,10 +162,11 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        if api in ("/v1/chat/completions", "/chat/completions"):
-            self._chat(session, body)
+        front = FRONTS.get(api)
+        if front is None:
+            self._fail(404, f"no route POST {api}", front_for(api))
         else:
-            self._fail(404, f"no route POST {api}")
+            self._call(session, body, front)
 
     def _drain(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -184,22 +186,22 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(length)
 
-    def _chat(self, session: Session, raw: bytes) -> None:
+    def _call(self, session: Session, raw: bytes, front: Front) -> None:
         gateway = self.gateway
         backend = gateway.backend
         try:
-            request = chat.parse_request(orjson.loads(raw))
+            request = front.parse(orjson.loads(raw))
         except orjson.JSONDecodeError as exc:
-            self._fail(400, f"the body is not JSON: {exc}")
+            self._fail(400, f"the body is not JSON: {exc}", front)
             return
         except RequestError as exc:
-            self._fail(400, str(exc))
+            self._fail(400, str(exc), front)
             return
         model = backend.model_id(request.model)
-        meter = Meter(session.next_context(), front="openai-chat", backend=backend.name,
+        meter = Meter(session.next_context(), front=front.name, backend=backend.name,
                       model=model, stream=request.stream, request_bytes=len(raw),
                       prices=gateway.prices)
-        writer = chat.ChatWriter(request, model)
+        writer = front.writer(request, model)
         events = meter.watch(backend.complete(request, meter.context))
         recorded: list[str] = []
 
@@ -212,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         try:
             if request.stream:
-                self._stream(meter, chat.stream_bytes(writer, events), record)
+                self._stream(meter, chat.stream_bytes(writer, events), record, front)
             else:
                 for event in events:
                     writer.event(event)
@@ -222,10 +224,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, body)
         except RequestError as exc:
             record(f"refused: {exc}")
-            self._fail(400, str(exc))
+            self._fail(400, str(exc), front)
         except BackendError as exc:
             record(f"back end failed: {exc}")
-            self._fail(exc.status, f"the back end failed: {exc}")
+            self._fail(exc.status, f"the back end failed: {exc}", front)
         except (BrokenPipeError, ConnectionResetError):
             record("the client hung up")
             self.close_connection = True
@@ -233,13 +235,13 @@ class _Handler(BaseHTTPRequestHandler):
             status = f"gateway error: {type(exc).__name__}: {exc}"
             record(status)
             with contextlib.suppress(OSError):
-                self._fail(502, status)
+                self._fail(502, status, front)
         finally:
             events.close()  # ends the back end's generation (and frees its lock) at once
             record("ended")
 
-    def _stream(self, meter: Meter, chunks: Iterator[bytes],
-                record: Callable[[str], None]) -> None:
+    def _stream(self, meter: Meter, chunks: Iterator[bytes], record: Callable[[str], None],
+                front: Front) -> None:
         """Chunked SSE, headers sent with the first write (so a failure before it is still
         an HTTP error); a failure after it ends the stream with an error event. What the
         back end made leaves at each pause (b""), or at the next event when it never
@@ -277,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
                 raise
             flush()
             record(f"back end failed mid-stream: {exc}")
-            self._chunk(chat.sse_error(str(exc)), last=True)
+            self._chunk(front.sse_error(str(exc)), last=True)
             return
         if not started and not held:  # every back end ends with Done: this one failed
             raise BackendError("the back end ended the call without a reply")

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from benchrig.gateway.chat import openai_body
 from benchrig.gateway.events import (
     BackendError,
     CallContext,
@@ -78,7 +79,7 @@ class UpstreamBackend:
     def complete(self, request: ChatRequest, context: CallContext) -> Iterator[Event]:
         import httpx
 
-        body = dict(request.raw)
+        body = openai_body(request)
         body.update(stream=True, stream_options={"include_usage": True})
         if self.model:
             body["model"] = self.model
