@@ -290,8 +290,9 @@ def stream_bytes(writer: Writer, events: Iterator[Event]) -> Iterator[bytes]:
     event, so a request the back end refuses before answering is still an HTTP error."""
     started = False
     for event in events:
-        data = writer.event(event)
+        head = b""
         if not started and not isinstance(event, Pause):
-            data, started = writer.start() + data, True
+            head, started = writer.start(), True
+        data = head + writer.event(event)
         if data or isinstance(event, Pause):
             yield data

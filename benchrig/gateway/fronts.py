@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.gateway import anthropic, chat
+from benchrig.gateway import anthropic, chat, responses
 from benchrig.gateway.events import ChatRequest
 
 
@@ -24,8 +24,10 @@ CHAT = Front("openai-chat", chat.parse_request, chat.ChatWriter, chat.error_body
              chat.sse_error)
 MESSAGES = Front("anthropic-messages", anthropic.parse_request, anthropic.MessagesWriter,
                  anthropic.error_body, anthropic.sse_error)
+RESPONSES = Front("openai-responses", responses.parse_request, responses.ResponsesWriter,
+                  responses.error_body, responses.sse_error)
 FRONTS = {"/v1/chat/completions": CHAT, "/chat/completions": CHAT,
-          "/v1/messages": MESSAGES}
+          "/v1/messages": MESSAGES, "/v1/responses": RESPONSES, "/responses": RESPONSES}
 
 
 def front_for(api: str) -> Front:
