@@ -46,11 +46,15 @@ def _text(blocks: list[dict[str, Any]]) -> tuple[str, int]:
 def _message(message: Any, where: str) -> tuple[list[dict[str, Any]], int]:
     """One Messages message as chat messages: a user's tool_result blocks become tool
     messages; an assistant's tool_use blocks become its tool_calls."""
-    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-        raise RequestError(f"{where}.role must be user or assistant")
+    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant",
+                                                                    "system"):
+        raise RequestError(f"{where}.role must be user, assistant or system")
     blocks = _blocks(message.get("content"), where)
     out: list[dict[str, Any]] = []
     other = 0
+    if message["role"] == "system":  # Claude Code 2.x sends some in the conversation
+        text, other = _text(blocks)
+        return [{"role": "system", "content": text}], other
     if message["role"] == "assistant":
         text, other = _text(blocks)
         item: dict[str, Any] = {"role": "assistant", "content": text}

@@ -89,4 +89,4 @@ def test_what_it_cannot_serve_is_a_400_in_the_messages_error_shape() -> None:
     assert response.status_code == 400
     error = response.json()
     assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
-    assert "role must be user or assistant" in error["error"]["message"]
+    assert "role must be user, assistant or system" in error["error"]["message"]
