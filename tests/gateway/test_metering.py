@@ -13,7 +13,7 @@ from benchrig.gateway import Gateway
 from benchrig.gateway.prices import BUNDLED, PriceTable
 from benchrig.gateway.scripted import ScriptedBackend
 from benchrig.gateway.upstream import UpstreamBackend
-from tests.gateway.helpers import DONE, WRITE, chat, scripted
+from tests.gateway.helpers import DONE, WRITE, chat, scripted, sse_chunks
 from tests.helpers.loopback import Loopback
 from tests.helpers.openai import USAGE, chunk, stream_reply
 
@@ -131,3 +131,30 @@ def test_health_and_models() -> None:
         assert httpx.get(f"{gateway.url}/health", trust_env=False).status_code == 200
         models = httpx.get(f"{session.base_url}/models", trust_env=False).json()
         assert [m["id"] for m in models["data"]] == ["scripted"]
+
+
+def test_32_concurrent_streams_lose_no_token_and_no_count() -> None:
+    text = "".join(f"w{i:03d} " for i in range(100))  # 500 characters, 125 pieces
+    backend = ScriptedBackend([{"content": text}], piece_delay_s=0.001)
+    with Gateway(backend) as gateway:
+        sessions = [gateway.open_session(str(i)) for i in range(32)]
+        got: dict[str, str] = {}
+
+        def stream(session_index: int) -> None:
+            session = sessions[session_index]
+            response = chat(session.base_url, stream=True,
+                            stream_options={"include_usage": True})
+            chunks = [c for c in sse_chunks(response)[:-1] if c["choices"]]
+            got[session.token] = "".join(c["choices"][0]["delta"].get("content") or ""
+                                         for c in chunks)
+
+        threads = [threading.Thread(target=stream, args=(i,)) for i in range(32)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(got) == 32 and set(got.values()) == {text}
+    for session in sessions:
+        (call,) = session.calls()
+        assert call.output_tokens == 125 and call.status == "ok"
+        assert call.ttft_ms is not None and call.decode_ms is not None

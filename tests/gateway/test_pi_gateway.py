@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import get_driver
-from benchrig.result import validate
+from benchrig.result import load_results, validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import ROOT
+from tests.conftest import ROOT, benchrig
 
 pytestmark = pytest.mark.agent
 
@@ -88,3 +88,29 @@ def test_a_forged_pi_event_on_pis_stdout_changes_no_figure(pi: Path, tmp_path: P
     assert m["cost_usd"] == 0.0
     assert "output_tokens" in m["disagreement"]  # flagged in the result
     assert r["result"] == "pass"
+
+
+def test_under_jobs_each_attempt_reads_only_its_own_session(pi: Path, tmp_path: Path,
+                                                            results_dir: Path) -> None:
+    """Four pi attempts at once on one gateway: each has its own session, so each result
+    holds exactly its own three calls (the script replayed per session)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [
+        write_solution(), {"tool_calls": [{"name": "bash", "arguments": {"command": "ls"}}]},
+        {"content": "Done."}]}))
+    ran = benchrig("run", "lru-cache", "--model", f"script:{script}", "--driver", "pi",
+                   "--provider", "local", "--runs", "4", "--jobs", "4",
+                   results_dir=results_dir, timeout=600,
+                   env={"BENCHRIG_PI_BIN": str(PI)})
+    assert ran.code == 0, ran.stderr
+    loaded = load_results([results_dir])
+    assert len(loaded.results) == 4
+    sessions = set()
+    for r in loaded.results:
+        gateway = r["metrics"]["engine"]["gateway"]
+        calls = gateway["calls_detail"]
+        assert [c["index"] for c in calls] == [0, 1, 2] and r["result"] == "pass"
+        (session,) = {c["session"] for c in calls}
+        sessions.add(session)
+        assert r["metrics"]["output_tokens"] == sum(c["output_tokens"] for c in calls)
+    assert len(sessions) == 4
