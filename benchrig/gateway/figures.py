@@ -52,11 +52,17 @@ def summarize(calls: Sequence[CallRecord]) -> dict[str, Any]:
             prefilled += c.input_tokens
             prefill_s += c.input_tokens / c.prefill_tokens_per_s
     first = next((c for c in calls if c.ttft_ms is not None), None)
+    answered = next((c for c in calls if c.answer_ttft_ms is not None), None)
     cost = _sum(costs)
     sources = sorted({c.cost_source for c in calls})
     return {
         "calls": len(calls), "ttft_ms": first.ttft_ms if first else None,
         "ttft_basis": first.ttft_basis if first else None,
+        # the first call's first answer token (its thinking before it is think_time); a
+        # first call that only thought gives its first token
+        "answer_ttft_ms": (answered.answer_ttft_ms if answered is first and answered
+                           else first.ttft_ms if first else None),
+        "thinking_chars": sum(c.thinking_chars for c in calls),
         "input_tokens": _sum(inputs), "output_tokens": _sum(outputs),
         "tokens_source": _source(calls),
         "decode_tokens_per_s": decoded / decode_s if decode_s > 0 else None,
@@ -89,8 +95,8 @@ def with_gateway_figures(output: DriverOutput, calls: Sequence[CallRecord],
                                         "calls_detail": [c.to_json() for c in calls]}}
     source = totals["tokens_source"]
     metrics = measured(
-        wall_s=old.wall_s, ttft_ms=totals["ttft_ms"], answer_ttft_ms=totals["ttft_ms"],
-        thinking_chars=old.thinking_chars, output_tokens=totals["output_tokens"],
+        wall_s=old.wall_s, ttft_ms=totals["ttft_ms"], answer_ttft_ms=totals["answer_ttft_ms"],
+        thinking_chars=totals["thinking_chars"], output_tokens=totals["output_tokens"],
         output_source=source, input_tokens=totals["input_tokens"], input_source=source,
         engine=engine, prefill_tokens_per_s=totals["prefill_tokens_per_s"],
         cost_usd=totals["cost_usd"], cost_source=totals["cost_source"],

@@ -33,6 +33,7 @@ class CallRecord:
     started_at: str
     wall_ms: float
     ttft_ms: float | None
+    answer_ttft_ms: float | None  # to the first answer text or tool call (not reasoning)
     ttft_basis: str | None
     decode_ms: float | None
     input_tokens: int | None
@@ -41,6 +42,7 @@ class CallRecord:
     prefill_tokens_per_s: float | None
     decode_tokens_per_s: float | None
     tool_calls: tuple[str, ...]
+    thinking_chars: int
     finish_reason: str | None
     request_bytes: int
     response_bytes: int
@@ -65,7 +67,9 @@ class Meter:
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         self.t0 = time.perf_counter()
         self.first: float | None = None
+        self.first_answer: float | None = None
         self.last: float | None = None
+        self.thinking_chars = 0
         self.pieces = 0
         self.tools: dict[int, str] = {}
         self.done: Done | None = None
@@ -83,6 +87,10 @@ class Meter:
                 if _carries(event):
                     self.pieces += 1
                     self.last = now
+                    if isinstance(event, Reasoning):
+                        self.thinking_chars += len(event.text)
+                    elif self.first_answer is None:
+                        self.first_answer = now
                 if isinstance(event, ToolCallPart):
                     self.tools[event.index] = self.tools.get(event.index, "") + (event.name or "")
             yield event
@@ -99,6 +107,8 @@ class Meter:
             output, source = self.pieces, "estimated"  # one streamed piece ≈ one token
         inputs = done.input_tokens if done else None
         ttft = (self.first - self.t0) * 1000 if self.first is not None else None
+        answer = ((self.first_answer - self.t0) * 1000 if self.first_answer is not None
+                  else None)
         decode = ((self.last or end) - self.first) * 1000 if self.first is not None else None
         streamed = done.streamed if done else True
         price = self.prices.find(self.backend, self.model)
@@ -115,6 +125,7 @@ class Meter:
             session=self.context.session, index=self.context.index, front=self.front,
             backend=self.backend, model=stored(self.model, NAME_CAP), stream=self.stream,
             started_at=self.started_at, wall_ms=(end - self.t0) * 1000, ttft_ms=ttft,
+            answer_ttft_ms=answer, thinking_chars=self.thinking_chars,
             ttft_basis=None if ttft is None else STREAMED_BASIS if streamed else
             UNSTREAMED_BASIS, decode_ms=decode, input_tokens=inputs, output_tokens=output,
             tokens_source=source if output is not None else ("server" if inputs is not None
