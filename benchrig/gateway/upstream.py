@@ -25,6 +25,7 @@ from benchrig.gateway.events import (
     Text,
     ToolCallPart,
 )
+from benchrig.gateway.wire import Pool, WireError
 from benchrig.streams import SSEDecoder
 from benchrig.textsafe import stored
 
@@ -63,6 +64,11 @@ class UpstreamBackend:
         key = os.environ.get(api_key_env) if api_key_env else None
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         # a loopback server is never reached through HTTP(S)_PROXY (a hop in every figure)
+        # a plain-http server on this machine is read with the wire client: everything one
+        # socket read holds is forwarded in one write (httpx hands over a piece per chunk)
+        self._wire = (Pool(self.base_url, READ_TIMEOUT_S, CONNECT_TIMEOUT_S)
+                      if loopback(self.base_url) and self.base_url.startswith("http://")
+                      else None)
         self._http = httpx.Client(timeout=httpx.Timeout(READ_TIMEOUT_S,
                                                         connect=CONNECT_TIMEOUT_S),
                                   trust_env=not loopback(self.base_url),
@@ -84,6 +90,9 @@ class UpstreamBackend:
         if self.model:
             body["model"] = self.model
         url = f"{self.base_url}/chat/completions"
+        if self._wire is not None:
+            yield from self._complete_wire(url, body)
+            return
         try:
             with self._http.stream("POST", url, content=orjson.dumps(body),
                                    headers={**self._headers,
@@ -95,6 +104,21 @@ class UpstreamBackend:
                     raise BackendError(f"upstream said {response.status_code}: {detail}")
                 yield from self._read(response.iter_raw())
         except httpx.HTTPError as exc:
+            raise BackendError(f"{url}: {type(exc).__name__}: {exc}") from None
+
+    def _complete_wire(self, url: str, body: dict[str, Any]) -> Iterator[Event]:
+        assert self._wire is not None
+        try:
+            reply = self._wire.post("/chat/completions", orjson.dumps(body), {
+                **self._headers, "Content-Type": "application/json",
+                "Accept": "text/event-stream"})
+            if reply.status >= 400:
+                detail = stored(b"".join(reply.body).decode("utf-8", "replace"), 2000)
+                if reply.status in (400, 404, 413, 422):
+                    raise RequestError(f"upstream said {reply.status}: {detail}")
+                raise BackendError(f"upstream said {reply.status}: {detail}")
+            yield from self._read(reply.body)
+        except (OSError, WireError) as exc:
             raise BackendError(f"{url}: {type(exc).__name__}: {exc}") from None
 
     def _read(self, raw: Iterator[bytes]) -> Iterator[Event]:

@@ -14,7 +14,7 @@ from benchrig.gateway.prices import BUNDLED, PriceTable
 from benchrig.gateway.scripted import ScriptedBackend
 from benchrig.gateway.upstream import UpstreamBackend
 from tests.gateway.helpers import DONE, WRITE, chat, scripted, sse_chunks
-from tests.helpers.loopback import Loopback
+from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.openai import USAGE, chunk, stream_reply
 
 TOOL = {"type": "function", "function": {"name": "write"}}
@@ -158,3 +158,35 @@ def test_32_concurrent_streams_lose_no_token_and_no_count() -> None:
         (call,) = session.calls()
         assert call.output_tokens == 125 and call.status == "ok"
         assert call.ttft_ms is not None and call.decode_ms is not None
+
+
+def test_an_upstreams_400_is_passed_on_as_a_400_with_its_reason() -> None:
+    refusal = Reply.json({"error": {"message": "context too long"}}, 400)
+    with Loopback({("POST", "/v1/chat/completions"): refusal}) as upstream, \
+            Gateway(UpstreamBackend(f"{upstream.url}/v1")) as gateway:
+        session = gateway.open_session()
+        response = chat(session.base_url)
+    assert response.status_code == 400
+    assert "context too long" in response.json()["error"]["message"]
+
+
+def test_an_upstream_stream_cut_mid_body_ends_with_an_error_and_is_recorded() -> None:
+    cut = stream_reply(chunk({"content": "Hi"}), chunk({"content": " there"}), complete=False)
+    with Loopback({("POST", "/v1/chat/completions"): cut}) as upstream, \
+            Gateway(UpstreamBackend(f"{upstream.url}/v1")) as gateway:
+        session = gateway.open_session()
+        response = chat(session.base_url, stream=True)
+        (call,) = session.calls()
+    assert response.status_code == 200  # the stream had begun
+    assert '"type":"server_error"' in response.text and "[DONE]" not in response.text
+    assert call.status.startswith("back end failed mid-stream")
+
+
+def test_kept_connections_serve_one_call_after_another() -> None:
+    with Loopback({("POST", "/v1/chat/completions"): upstream_reply()}) as upstream, \
+            Gateway(UpstreamBackend(f"{upstream.url}/v1")) as gateway:
+        session = gateway.open_session()
+        for _ in range(5):
+            assert chat(session.base_url, stream=True).status_code == 200
+        calls = session.calls()
+    assert [c.output_tokens for c in calls] == [57] * 5
