@@ -116,10 +116,18 @@ class EmbeddedBackend:
         from benchrig.local.tools import tool_completion
 
         prompt_n = self._prompt_tokens(plain_messages(request.messages))
-        reply = tool_completion(self.llm, list(request.messages), list(request.tools),
-                                request.temperature if request.temperature is not None
-                                else DEFAULT_TEMPERATURE,
-                                self._budget(request, prompt_n), dict(SAMPLING))
+        try:
+            reply = tool_completion(self.llm, list(request.messages), list(request.tools),
+                                    request.temperature if request.temperature is not None
+                                    else DEFAULT_TEMPERATURE,
+                                    self._budget(request, prompt_n), dict(SAMPLING))
+        except ValueError as exc:
+            # the handler's prompt (the tools described in it) is longer than the plain one:
+            # llama-cpp-python refuses it with "Requested tokens (N) exceed context window"
+            if "context window" not in str(exc):
+                raise
+            raise RequestError(f"with its tools described, the prompt does not fit: {exc} "
+                               "(nothing was cut)") from None
         choice = reply["choices"][0]
         message = choice.get("message") or {}
         if message.get("content"):

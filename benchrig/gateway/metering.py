@@ -106,6 +106,9 @@ class Meter:
         if output is None and self.pieces and done is not None:
             output, source = self.pieces, "estimated"  # one streamed piece ≈ one token
         inputs = done.input_tokens if done else None
+        if done is None and not self.pieces and status.startswith("refused"):
+            # refused before the model saw it (a 400): nothing was processed, not unknown
+            inputs, output, source = 0, 0, "counted"
         ttft = (self.first - self.t0) * 1000 if self.first is not None else None
         answer = ((self.first_answer - self.t0) * 1000 if self.first_answer is not None
                   else None)

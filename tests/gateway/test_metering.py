@@ -190,3 +190,17 @@ def test_kept_connections_serve_one_call_after_another() -> None:
             assert chat(session.base_url, stream=True).status_code == 200
         calls = session.calls()
     assert [c.output_tokens for c in calls] == [57] * 5
+
+
+def test_a_refused_call_processed_nothing_so_the_totals_stay_known() -> None:
+    from benchrig.gateway.figures import summarize
+
+    with scripted(DONE, DONE) as (_, session):
+        chat(session.base_url)
+        chat(session.base_url, tool_choice="required")  # refused by the back end: a 400
+        calls = session.calls()
+    assert calls[1].status.startswith("refused")
+    assert (calls[1].input_tokens, calls[1].output_tokens) == (0, 0)
+    totals = summarize(calls)
+    assert totals["output_tokens"] == calls[0].output_tokens
+    assert totals["tokens_source"] == "counted" and totals["cost_usd"] == 0.0

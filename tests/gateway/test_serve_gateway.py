@@ -74,3 +74,16 @@ def test_a_prompt_over_the_window_is_a_400_naming_both(served: str) -> None:
     assert response.status_code == 400
     message = response.json()["error"]["message"]
     assert "context window is 2048" in message and "nothing was cut" in message
+
+
+def test_a_tool_prompt_over_the_window_is_a_400_not_a_502(served: str) -> None:
+    """The handler's prompt describes the tools too: it can overflow where the plain
+    conversation fits (pi's 13th call on a 2048-token window got a 502 gateway error)."""
+    long = {"type": "object", "properties": {"path": {"type": "string",
+                                                      "description": "the path " * 300}}}
+    tool = {**WRITE_FILE, "function": {**WRITE_FILE["function"], "parameters": long}}
+    response = post(served, tools=[tool], messages=[
+        {"role": "system", "content": "You write files."},
+        {"role": "user", "content": "word " * 1500}])
+    assert response.status_code == 400, response.text
+    assert "does not fit" in response.json()["error"]["message"]
