@@ -9,8 +9,17 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-PI_VERSION   := 0.73.1
-AGENTS_STAMP := .agents/.pi-$(PI_VERSION)
+# Every agent CLI, pinned (docs/agents.md). Bumping a version reinstalls that agent alone:
+# each has its own stamp, named by its version.
+PI_VERSION       := 0.73.1
+CLAUDE_VERSION   := 2.1.332
+CODEX_VERSION    := 0.171.0
+GEMINI_VERSION   := 0.61.0
+OPENCODE_VERSION := 1.18.33
+QWEN_VERSION     := 0.24.4
+AIDER_VERSION    := 0.86.2
+MINISWE_VERSION  := 2.4.6
+AGENTS_STAMP     := .agents/.stamp-pi-$(PI_VERSION)
 
 # llama.cpp is built for a fixed x86-64 baseline (AVX2, FMA, F16C), not for the build
 # machine: a native build on a CPU that lists AMX emits tile instructions that a virtual
@@ -23,7 +32,7 @@ LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -D
 WHEELS        := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchrig/wheels/llama-$(LLAMA_VERSION)-avx2
 LLAMA_WHEEL   := $(WHEELS)/.built
 
-.PHONY: install agents sandbox-tools browser run test test-fast lint bench clean
+.PHONY: install agents agents-all sandbox-tools browser run test test-fast lint bench clean
 
 $(LLAMA_WHEEL):
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for x86-64 with AVX2 (once per machine, ~5 min on 2 cores)" >&2
@@ -41,15 +50,61 @@ $(STAMP): pyproject.toml $(LLAMA_WHEEL)
 
 install: $(STAMP)
 
-# The real pi, pinned, into the git-ignored .agents/ (its end-to-end test skips without node/npm).
-$(AGENTS_STAMP):
+# The agent CLIs, pinned, into the git-ignored .agents/ (docs/agents.md has the table):
+#   make agents      pi only: what `make run` needs (the offline default,
+#                    scripts/run.sh <task> smollm2, runs pi); quick and small
+#   make agents-all  all eight: pi, Claude Code, Codex, Gemini CLI, opencode and Qwen Code
+#                    from npm into .agents/node_modules/.bin/, aider and mini-swe-agent from
+#                    PyPI each into a venv of its own (.agents/<name>/bin/); about 1.5 GB.
+#                    `make test` runs it: every agent's end-to-end test needs its real CLI
+#                    (tests/drivers/test_agent_clis*.py; skipped only without node or python3).
+# npm and pip keep their own download caches, so a reinstall after `make clean` is offline
+# where the cache holds the version. --save-exact records each agent in .agents/package.json:
+# npm prunes from a prefix whatever its package.json does not list.
+NPM_INSTALL := npm install --prefix .agents --save-exact --no-audit --no-fund --loglevel=error
+
+define npm_agent
+.agents/.stamp-$(1)-$(3):
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
-	  echo "installing @mariozechner/pi-coding-agent@$(PI_VERSION) into .agents/" >&2; \
-	  npm install --prefix .agents --no-save --no-audit --no-fund --loglevel=error \
-	    @mariozechner/pi-coding-agent@$(PI_VERSION) && touch $@; \
-	else echo "node/npm not found: the real-pi tests will be skipped" >&2; fi
+	  echo "installing $(2)@$(3) into .agents/" >&2; \
+	  $(NPM_INSTALL) $(2)@$(3) && rm -f .agents/.stamp-$(1)-* && touch $$@; \
+	else echo "node/npm not found: the $(1) tests will be skipped" >&2; fi
+endef
+
+define pypi_agent
+.agents/.stamp-$(1)-$(3):
+	@echo "installing $(2)==$(3) into .agents/$(1)/ (a venv of its own)" >&2
+	rm -rf .agents/$(1) && $(PYTHON) -m venv .agents/$(1)
+	.agents/$(1)/bin/pip install --quiet --disable-pip-version-check '$(2)==$(3)'
+	rm -f .agents/.stamp-$(1)-* && touch $$@
+endef
+
+$(eval $(call npm_agent,pi,@mariozechner/pi-coding-agent,$(PI_VERSION)))
+$(eval $(call npm_agent,claude,@anthropic-ai/claude-code,$(CLAUDE_VERSION)))
+$(eval $(call npm_agent,codex,@openai/codex,$(CODEX_VERSION)))
+$(eval $(call npm_agent,gemini,@google/gemini-cli,$(GEMINI_VERSION)))
+$(eval $(call npm_agent,opencode,opencode-ai,$(OPENCODE_VERSION)))
+$(eval $(call npm_agent,qwen,@qwen-code/qwen-code,$(QWEN_VERSION)))
+$(eval $(call pypi_agent,aider,aider-chat,$(AIDER_VERSION)))
+$(eval $(call pypi_agent,miniswe,mini-swe-agent,$(MINISWE_VERSION)))
+
+ALL_AGENT_STAMPS := $(AGENTS_STAMP) .agents/.stamp-claude-$(CLAUDE_VERSION) \
+  .agents/.stamp-codex-$(CODEX_VERSION) .agents/.stamp-gemini-$(GEMINI_VERSION) \
+  .agents/.stamp-opencode-$(OPENCODE_VERSION) .agents/.stamp-qwen-$(QWEN_VERSION) \
+  .agents/.stamp-aider-$(AIDER_VERSION) .agents/.stamp-miniswe-$(MINISWE_VERSION)
+
+# What is installed, and how big (every agent's stamp names its version).
+define agents_report
+	@echo "agents in .agents/:" >&2; \
+	for s in .agents/.stamp-*; do [ -e "$$s" ] && echo "  $${s#.agents/.stamp-}" >&2; done; \
+	du -sh .agents 2>/dev/null | sed 's/^/  total /' >&2 || true
+endef
 
 agents: $(AGENTS_STAMP)
+	$(agents_report)
+
+agents-all: $(ALL_AGENT_STAMPS)
+	$(agents_report)
 
 # Full sandbox isolation needs bubblewrap (docs/security.md): installed where we can (root
 # with apt); elsewhere the sandbox runs degraded and every result says so.
@@ -77,7 +132,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: install sandbox-tools browser lint agents
+test: install sandbox-tools browser lint agents-all
 	$(BIN)/pytest
 
 # Under a minute on 2 cores; still every package (tests/README.md says what is left out).

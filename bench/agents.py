@@ -52,7 +52,8 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
     """(BenchRig attempt, bare run of the same command) timings, interleaved."""
     log = folder / "log.jsonl"
     os.environ.update({"BENCHRIG_CLAUDE_BIN": str(FIXTURE), "FAKE_AGENT_LOG": str(log),
-                       "FAKE_AGENT_SCENARIO": str(scenario),
+                       # as text: a confined fixture does not see the host's /tmp
+                       "FAKE_AGENT_SCENARIO": scenario.read_text(),
                        "FAKE_AGENT_FILES": str(stage_files(folder)),
                        # agents get an allow-list: the fixture's own variables are passed on
                        "BENCHRIG_PASS_ENV": "FAKE_AGENT_LOG,FAKE_AGENT_SCENARIO,FAKE_AGENT_FILES"})
@@ -66,8 +67,7 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
                               folder / "results", agent="claude")
         total = time.perf_counter() - began
         assert attempt.result["result"] == "pass", attempt.result["notes"]
-        entries = [json.loads(line) for line in log.read_text().splitlines()]
-        argv = next(entry["argv"] for entry in entries if "argv" in entry)
+        argv = next(entry["argv"] for entry in logged(log, attempt.path) if "argv" in entry)
         # the bare run gets what the driver sets itself (IS_SANDBOX: claude refuses root without)
         env = {**os.environ, **(attempt.result["settings"].get("agent_fixed_env") or {})}
         bare, confined = 0.0, 0.0
@@ -77,7 +77,8 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
             for command in ([str(FIXTURE), *argv], wrapped.argv):
                 began = time.perf_counter()
                 subprocess.run(command, cwd=workspace, stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, check=True, env=env)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               check=True, env=env)
                 bare, confined = confined, time.perf_counter() - began
         if index == 0:
             continue  # the first attempt also asks the CLI for its version, once per process
@@ -85,6 +86,17 @@ def pairs(scenario: Path, attempts: int, folder: Path) -> list[dict[str, float]]
         found.append({"total": total, "bare": bare, "confined": confined,
                       "wall": metrics["wall_s"], "check": metrics["check_s"]})
     return found
+
+
+def logged(log: Path, result: Path) -> list[dict[str, Any]]:
+    """The fixture's log: its file unconfined, else the copies it printed on stderr (kept in
+    the attempt's sidecar; confined, the file went to its private /tmp)."""
+    if log.exists():
+        return [json.loads(line) for line in log.read_text().splitlines()]
+    prefix = "fake-agent-log: "
+    records = map(json.loads, result.with_suffix(".transcript.jsonl").read_text().splitlines())
+    return [json.loads(r["text"][len(prefix):]) for r in records
+            if r.get("kind") == "stderr" and r.get("text", "").startswith(prefix)]
 
 
 def parse_cost(scenario: Path) -> float:

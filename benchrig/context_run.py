@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from benchrig.checks.guard import CheckTimeout
 from benchrig.checks.judge import judge
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
@@ -168,6 +169,9 @@ def run_step(task: TaskSpec, driver: Driver, base: DriverRequest, scenario: Scen
         try:
             verdict = judge(step_task, output.transcript, settings,
                             CheckContext(request.deadline, None))
+        except CheckTimeout as exc:  # the model's doing, as a driver's timeout would be
+            error = DriverError("timeout", str(exc), phase="checking")
+            verdict = Verdict("fail", notes=f"timeout: {error.message}")
         except Exception as exc:  # BenchRig is broken: this window's record says so
             error = DriverError("harness", f"checking failed: {type_name(exc)}: "
                                 f"{printable(str(exc))}", phase="checking")

@@ -10,7 +10,7 @@ from typing import Any
 
 from benchrig.core.metrics import Metrics, TokenSource
 from benchrig.jsonsafe import finite
-from benchrig.plausible import credible, rejections
+from benchrig.plausible import DERIVED, Credible, credible, rejections
 from benchrig.thinking import ThinkSplitter
 
 TOKENS_PER_S_FLOOR_S = 0.001
@@ -23,14 +23,19 @@ def measured(*, wall_s: float | None, ttft_ms: float | None, answer_ttft_ms: flo
              prefill_tokens_per_s: float | None = None, cost_usd: float | None = None,
              cost_source: str | None = None, load_time_s: float | None = None,
              received_bytes: int | None = None,
-             rejected: Mapping[str, str] | None = None) -> Metrics:
+             rejected: Mapping[str, str] | None = None,
+             partial: Mapping[str, str] | None = None,
+             decode_end_s: float | None = None) -> Metrics:
     """Metrics from what a driver observed: the decode rate, its floor and the thinking
     time derived here, once for every driver; a token source only beside a known count.
     A figure outside the plausibility bounds (plausible.py) is null, and why is in
     `rejected`, beside what the driver itself already `rejected`. `received_bytes`: the
     size of all the output text the driver received, when every generated token reaches it
-    as text (no hidden reasoning)."""
-    rate, floored = decode_rate(output_tokens, wall_s, ttft_ms)
+    as text (no hidden reasoning). `partial`: figures that cover only part of the attempt
+    (figure → why); `decode_end_s`, when given, ends the decode span of `tokens_per_s` (the
+    part the output tokens cover) instead of `wall_s`."""
+    rate, floored = decode_rate(output_tokens, wall_s if decode_end_s is None else decode_end_s,
+                                ttft_ms)
     figures: dict[str, Any] = {
         "wall_s": wall_s, "ttft_ms": ttft_ms, "answer_ttft_ms": answer_ttft_ms,
         "think_time_s": think_time(ttft_ms, answer_ttft_ms), "thinking_chars": thinking_chars,
@@ -43,7 +48,9 @@ def measured(*, wall_s: float | None, ttft_ms: float | None, answer_ttft_ms: flo
         **kept, tokens_per_s_floored=floored and kept["tokens_per_s"] is not None,
         input_tokens_source=input_source if kept["input_tokens"] is not None else None,
         output_tokens_source=output_source if kept["output_tokens"] is not None else None,
-        cost_source=cost_source, engine=engine, rejected=reasons)
+        cost_source=cost_source, engine=engine, rejected=reasons,
+        partial={name: why for name, why in (partial or {}).items()
+                 if kept.get(name) is not None})
 
 
 def decode_rate(output_tokens: int | None, wall_s: float | None,
@@ -86,6 +93,26 @@ def mean_metric(metrics: Iterable[Mapping[str, Any]], name: str) -> float | None
     """The mean of one figure over results' `metrics`, leaving out every value outside
     the plausibility bounds (an old or hand-edited result file cannot bend a table)."""
     return mean_known(credible(m).get(name) for m in metrics)
+
+
+def caveat(metrics: Iterable[Mapping[str, Any]], name: str) -> str:
+    """What a mean of figure `name` over these metrics leaves out or takes as a lower bound:
+    `N partial` (the figure covers only part of an attempt, e.g. an agent's figures before its
+    first tool ran), `N rejected` (a figure the driver had was impossible or not trusted, so
+    the mean lacks that attempt); empty when neither."""
+    causes = (name, *DERIVED.get(name, ()))
+    partial = rejected = 0
+    for m in metrics:
+        marked, refused = m.get("partial"), m.get("rejected")
+        if marked and name in marked and credible(m).get(name) is not None:
+            partial += 1
+        elif ((refused and any(cause in refused for cause in causes))
+              # an old or hand-edited result file with an impossible figure
+              or (not isinstance(m, Credible) and m.get(name) is not None
+                  and credible(m).get(name) is None)):
+            rejected += 1
+    return ", ".join(f"{n} {what}" for n, what in ((partial, "partial"), (rejected, "rejected"))
+                     if n)
 
 
 def any_floored(metrics: Iterable[Mapping[str, Any]]) -> bool:

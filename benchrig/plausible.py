@@ -93,7 +93,13 @@ class Credible(dict[str, Any]):
 
 def credible(figures: Mapping[str, Any]) -> Credible:
     """A result's `metrics` with every implausible figure unknown (None): what a summary
-    may average, whatever an old or hand-edited result file holds."""
+    may average, whatever an old or hand-edited result file holds. Why each was refused
+    joins the file's own `rejected` (figure → why), so that a report can say so."""
     if isinstance(figures, Credible):
         return figures
-    return Credible({**figures, **dict.fromkeys(rejections(figures))})
+    reasons = rejections(figures)
+    if not reasons:
+        return Credible(figures)
+    earlier = figures.get("rejected")
+    return Credible({**figures, **dict.fromkeys(reasons),
+                     "rejected": {**(earlier if isinstance(earlier, dict) else {}), **reasons}})

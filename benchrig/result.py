@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
+from itertools import accumulate, count
+from operator import sub
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,10 @@ from benchrig.schemas import problems
 SCHEMA_VERSION = 1
 EXAMPLE = "EXAMPLE.json"
 EXCERPT_CHARS = 400
+# A result file BenchRig writes is tens of KiB and nests about ten deep (raw engine counters
+# at most jsonsafe.MAX_DEPTH below `metrics.engine`); a file past either is not one of ours.
+RESULT_CAP = 16 << 20  # bytes
+MAX_NESTING = 100  # arrays and objects inside one another
 
 
 def utc_now() -> str:
@@ -111,20 +119,90 @@ def _long_whole_number(data: bytes) -> bool:
     return False
 
 
+class Unreadable(Exception):
+    """A file that is not read: a link, a FIFO, a device, a folder, or too large."""
+
+
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
+def read_regular(file: Path, cap: int, follow: bool = False) -> bytes:
+    """The bytes of `file`, or Unreadable: only a regular file of at most `cap` bytes is
+    read. Opened without blocking (a FIFO would wait for a writer forever) and, unless
+    `follow`, never through a symbolic link (a `.json` link to /dev/zero never ends); what
+    was opened is checked by its descriptor, so nothing can be swapped in between."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(file, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise Unreadable("a symbolic link, not a regular file") from None
+        raise Unreadable(f"cannot open it: {exc.strerror or type(exc).__name__}") from None
+    try:
+        mode = os.fstat(fd)
+        if not stat.S_ISREG(mode.st_mode):
+            raise Unreadable(f"{_kind(mode.st_mode)}, not a regular file")
+        if mode.st_size > cap:
+            raise Unreadable(f"{mode.st_size:,} bytes, over the cap of {cap:,}")
+        parts: list[bytes] = []
+        size = 0
+        while size <= cap:  # it may grow after fstat: never read past the cap
+            part = os.read(fd, min(cap + 1 - size, 1 << 20))
+            if not part:
+                return b"".join(parts)
+            parts.append(part)
+            size += len(part)
+        raise Unreadable(f"over the cap of {cap:,} bytes")
+    except OSError as exc:
+        raise Unreadable(f"cannot read it: {exc.strerror or type(exc).__name__}") from None
+    finally:
+        os.close(fd)
+
+
+# Strings are taken out before brackets are counted (a bracket in a string is text), then
+# everything but the brackets; all at C speed.
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_OPENER = bytes.maketrans(b"[{]}", b"\x01\x01\x00\x00")
+
+
+def nested_deeper(data: bytes, limit: int) -> bool:
+    """Whether the JSON text `data` nests arrays and objects more than `limit` deep. The
+    depth after the i-th bracket is twice the openers so far less i: its maximum is found
+    by C-level iterators, about 60 ns a bracket (a 16 MiB file of nothing but brackets in
+    about a second); a file with fewer brackets than the limit costs two byte counts."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = _STRING.sub(b"", data).translate(None, _NOT_BRACKET)
+    opened = accumulate(brackets.translate(_OPENER))  # 1 for an opener, 0 for a closer
+    return max(map(sub, map((2).__mul__, opened), count(1)), default=0) > limit
+
+
 def _parsed(file: Path) -> Any:
     """The JSON in `file` exactly as `json.loads(file.read_text("utf-8"))` reads it, or its
-    error. orjson reads it 2-3 times faster; where it would read it otherwise (an integer
-    beyond 64 bits) or not at all (NaN, 1e400, a lone surrogate, a byte-order mark, not
-    UTF-8, not JSON), json reads the file instead."""
+    error (the reading itself as `read_regular` does it)."""
+    return _parsed_bytes(read_regular(file, RESULT_CAP))
+
+
+def _parsed_bytes(data: bytes) -> Any:
+    """`data` exactly as `json.loads(data.decode("utf-8"))` reads it, or its error. orjson
+    reads it 2-3 times faster; where it would read it otherwise (an integer beyond 64 bits)
+    or not at all (NaN, 1e400, a lone surrogate, a byte-order mark, not UTF-8, not JSON),
+    json reads it instead."""
     import orjson  # here: writing a result needs none of it (a few ms of start-up)
 
-    data = file.read_bytes()
     if not _long_whole_number(data):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(file.read_text(encoding="utf-8"))
+    text = data.decode("utf-8")
+    if "\r" in text:  # as read_text reads it (universal newlines): the same error positions
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return json.loads(text)
 
 
 @dataclass(frozen=True)
@@ -133,9 +211,22 @@ class Loaded:
     rejected: list[tuple[Path, str]]
 
 
+def _read_result(file: Path) -> Any:
+    """One result file's JSON, or Unreadable saying why it is not read."""
+    data = read_regular(file, RESULT_CAP)
+    if nested_deeper(data, MAX_NESTING):
+        raise Unreadable(f"nested more than {MAX_NESTING} deep")
+    try:
+        return _parsed_bytes(data)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise Unreadable(f"not readable JSON: {exc}") from None
+
+
 def load_results(paths: list[Path]) -> Loaded:
-    """Read result files (folders are expanded; EXAMPLE.json is skipped); invalid ones are
-    reported by name, never mixed in."""
+    """Read result files (folders are expanded; EXAMPLE.json is skipped) through the one
+    reader every command uses: a file that is not a regular file, is too large or too deep,
+    is not JSON or not a valid result is reported by name with why (`rejected`) and never
+    mixed in; the others are read all the same."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -147,11 +238,14 @@ def load_results(paths: list[Path]) -> Loaded:
     rejected: list[tuple[Path, str]] = []
     for file in files:
         try:
-            data = _parsed(file)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            rejected.append((file, f"not readable JSON: {exc}"))
+            data = _read_result(file)
+            found = problems("result", data)
+        except Unreadable as exc:
+            rejected.append((file, str(exc)))
             continue
-        found = problems("result", data)
+        except (RecursionError, ValueError) as exc:  # the validator's own words failed it
+            rejected.append((file, f"cannot be validated: {type(exc).__name__}"))
+            continue
         if found:
             rejected.append((file, "; ".join(found[:3])))
         else:

@@ -12,6 +12,7 @@ from typing import Any
 
 from benchrig import __version__
 from benchrig.checks import load_checks
+from benchrig.checks.guard import CheckTimeout
 from benchrig.checks.judge import judge, unjudged
 from benchrig.config import Config
 from benchrig.core.check import CheckContext
@@ -83,8 +84,9 @@ def settings_for(task: TaskSpec, overrides: Overrides, model: str | None = None,
     """Command line over task frontmatter over benchrig.toml over defaults.
 
     A thinking model (config `thinking_models`) gets the task's token budget times
-    `thinking_token_multiplier` in the coding, reasoning and polish suites; an explicit
-    `--max-tokens` is taken as given. `think` left at None means the model's own default.
+    `thinking_token_multiplier` in the answer-scored suites (coding, reasoning, polish, tool
+    use); an explicit `--max-tokens` is taken as given. `think` left at None means the
+    model's own default.
     Without `--context-size` the context grows past the default to fit the budget and a
     prompt (`max_tokens + PROMPT_ROOM`), so a multiplied budget is not silently capped.
     Run `run_index` of a task asks for seed `overrides.seed + run_index`, so repeated runs
@@ -261,8 +263,10 @@ def _driven(driver: Driver, request: DriverRequest, task: TaskSpec
 def _judged(task: TaskSpec, output: DriverOutput, settings: Settings, deadline: Deadline,
             sandboxes: SandboxPool | None, progress: Progress | None
             ) -> tuple[Verdict | None, DriverError | None, float]:
-    """The check's verdict on `output`, or the harness error checking failed with; and how
-    long checking took."""
+    """The check's verdict on `output`, or the error checking ended in; and how long
+    checking took. A check that cannot read the model's text has already failed (checks.
+    guard); one that runs past the attempt's deadline is a timeout (the model's doing, as a
+    driver's timeout is); anything else is BenchRig's fault (harness)."""
     if progress:
         progress.phase("checking")
     began = time.perf_counter()
@@ -271,8 +275,11 @@ def _judged(task: TaskSpec, output: DriverOutput, settings: Settings, deadline: 
         deadline.spend("checking")
         verdict = judge(task, output.transcript, _as_run(settings, output),
                         CheckContext(deadline, sandboxes))
+    except CheckTimeout as exc:
+        error = DriverError("timeout", str(exc), phase="checking")
     except Exception as exc:  # BenchRig is broken: record it, lose nothing
-        error = DriverError("harness", f"checking failed: {type_name(exc)}: {exc}")
+        error = DriverError("harness", f"checking failed: {type_name(exc)}: "
+                            f"{printable(str(exc))}", phase="checking")
     return verdict, error, round(time.perf_counter() - began, 6)
 
 

@@ -12,15 +12,85 @@ from typing import Any
 
 import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TaskSpec
 from benchrig.needle import filler_problems
 from benchrig.paths import tasks_dir
+from benchrig.result import Unreadable, read_regular
 from benchrig.schemas import problems as schema_problems
 
 TEST_SUFFIX = ".test.py"
+TASK_FILE_CAP = 16 << 20  # bytes of a task file or its tests (the context filler is the largest)
+# Values of a task's frontmatter once each alias stands for what it repeats: a bundled task
+# has a few hundred; ten aliases of ten aliases… of a short list are billions.
+MAX_FRONTMATTER_VALUES = 100_000
+# Bytes of the frontmatter itself (a bundled task's is under 2 KB): PyYAML builds a Python
+# object of a few hundred bytes for every value, so 16 MiB of `[1,1,…]` would take GBs.
+FRONTMATTER_CAP = 256 << 10
+# Lists and mappings inside one another: PyYAML constructs them, and BenchRig copies and
+# validates them, recursively (500 deep was a RecursionError); a bundled task nests under 10.
+MAX_FRONTMATTER_DEPTH = 64
+
+
+class _Expands(Exception):
+    """Frontmatter too long, or whose aliases stand for too many values or for themselves."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_expansion(root: yaml.Node, limit: int, depth: int = MAX_FRONTMATTER_DEPTH
+                     ) -> None:
+    """_Expands when `root` stands for more than `limit` values with every alias expanded (an
+    alias is the same node object met again, so this counts each node once: linear in the
+    text, however much it would expand), contains itself, or nests more than `depth` deep."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()  # the nodes on the path from the root (a cycle meets one again)
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            open_.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > limit:
+                raise _Expands(f"YAML aliases expand to more than {limit:,} values")
+            continue
+        if key in sizes:
+            continue
+        if key in open_:
+            raise _Expands("a YAML alias refers to a value that contains it")
+        open_.add(key)
+        if len(open_) > depth:
+            raise _Expands(f"nested more than {depth} deep")
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+class _Frontmatter(YAMLHandler):
+    """python-frontmatter's YAML handler, composing first and constructing only frontmatter
+    whose aliases stay within MAX_FRONTMATTER_VALUES (a 610-byte alias bomb is billions)."""
+
+    def load(self, fm: str, **kwargs: Any) -> Any:
+        if len(fm) > FRONTMATTER_CAP:
+            raise _Expands(f"{len(fm):,} characters, over the cap of {FRONTMATTER_CAP:,}")
+        loader = kwargs.get("Loader", getattr(yaml, "CSafeLoader", yaml.SafeLoader))(fm)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_expansion(node, MAX_FRONTMATTER_VALUES)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
 
 
 def _plain(value: Any) -> Any:
@@ -57,9 +127,12 @@ def _load_tests(path: Path, label: str, problems: list[str]) -> tuple[str | None
         problems.append(f"{label}: tests: {test_path.name} is missing (a task checked by "
                         "tests needs it)")
         return None, ()
-    source = test_path.read_text(encoding="utf-8")
     try:
+        source = read_regular(test_path, TASK_FILE_CAP, follow=True).decode("utf-8")
         names = test_names_of(source)
+    except (Unreadable, UnicodeDecodeError) as exc:
+        problems.append(f"{test_path}: {exc}")
+        return None, ()
     except SyntaxError as exc:
         problems.append(f"{test_path}: line {exc.lineno}: {exc.msg}")
         return None, ()
@@ -71,13 +144,22 @@ def _load_tests(path: Path, label: str, problems: list[str]) -> tuple[str | None
 def load_task(path: Path) -> TaskSpec:
     """Parse and validate one task file; raise TaskError naming the file and field."""
     label = str(path)
-    if not path.is_file():
+    if not path.exists():  # anything else there is read_regular's to refuse, saying why
         raise TaskError([f"{label}: file not found"])
-    raw = path.read_bytes()
+    try:  # a task may be a link (packs, shared folders), but only to a regular file
+        raw = read_regular(path, TASK_FILE_CAP, follow=True)
+    except Unreadable as exc:
+        raise TaskError([f"{label}: {exc}"]) from None
     try:
-        post = frontmatter.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        yaml_handler = _Frontmatter()  # what python-frontmatter detects otherwise is as it was
+        post = frontmatter.loads(text, handler=yaml_handler if yaml_handler.detect(text)
+                                 else None)
     except UnicodeDecodeError as exc:
         raise TaskError([f"{label}: file is not UTF-8 ({exc.reason})"]) from None
+    except (_Expands, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, _Expands) else "nested too deep"
+        raise TaskError([f"{label}: frontmatter: {reason}"]) from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f"line {where.line + 1}: " if where is not None else ""

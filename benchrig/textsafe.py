@@ -1,5 +1,5 @@
 """The one sanitizer for text from outside: safe to store (no lone surrogates, bounded size)
-and safe to print (no control, escape, bidi or line-breaking characters).
+and safe to print (no control, escape, bidi, line-breaking or other format characters).
 
 Everything a candidate, an agent, a server, a model or a task file sends crosses into a
 result, a report or the terminal through these functions and nowhere else.
@@ -18,10 +18,17 @@ CUT_MARK = "… [{n} more characters cut]"
 # Lone surrogates (U+D800–U+DFFF) cannot be written as UTF-8: escaped as `\udXXX` text.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # What must never reach a terminal or a rendered report: C0 controls (tab and newline
-# included, so a line cannot be faked), DEL, C1 controls (U+009B is a CSI), bidi
-# embeddings, overrides and isolates, line/paragraph separators, and byte-order marks.
+# included, so a line cannot be faked), DEL, C1 controls (U+009B is a CSI), line/paragraph
+# separators, and every format character (Unicode category Cf, plus the code points its
+# blocks keep for more): bidi marks, embeddings, overrides and isolates, zero-width space
+# and joiners, word joiner and invisible operators, soft hyphen, byte-order mark, and the
+# tag characters that spell hidden ASCII (U+E0000–U+E007F). Each would make two different
+# names look alike or hide text; tests/report checks this list against unicodedata.
 _UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e007f]")
 _VISIBLE = {"\n": "⏎", "\t": " ", "\r": "␍"}
 
 
@@ -30,7 +37,9 @@ def _escape(match: re.Match[str]) -> str:
     if char in _VISIBLE:
         return _VISIBLE[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"  # as Python writes it
 
 
 def cap(text: str, limit: int) -> str:
@@ -54,8 +63,9 @@ def stored(text: str, limit: int = DEFAULT_CAP) -> str:
 
 
 def printable(text: str, limit: int = PRINT_CAP) -> str:
-    """`text` as the terminal or a report shows it: one line, every unprintable character
-    shown as an escape (`\\x9b`, `\\u202e`, `⏎` for a newline), at most `limit` characters."""
+    """`text` as the terminal or a report shows it: one line, every control and format
+    character shown as an escape (`\\x9b`, `\\u202e`, `\\u200b`, `⏎` for a newline), at
+    most `limit` characters."""
     text = stored(text, limit)
     for char, shown in _VISIBLE.items():  # the common ones at C speed
         if char in text:

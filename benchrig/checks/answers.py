@@ -10,17 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from itertools import pairwise
+from fractions import Fraction
 from typing import Any
 
+from benchrig.checks.conclusion import conclude
 from benchrig.checks.evaluators import Decision, evaluate, known_evaluator
+from benchrig.checks.guard import model_text
 from benchrig.checks.normalize import (
     TAIL_CHARS,
     Answer,
     clean,
     final_text,
     normalize,
-    number_matches,
     numbers_in,
     parse_number,
     tail,
@@ -123,63 +124,34 @@ def rule_exact_or_contains(task: TaskSpec, answer: str) -> tuple[Outcome, str | 
     if normalize(whole).casefold() == normalize(expected).casefold():
         return Outcome(True, whole, "the answer is exactly the expected one", "exact"), whole
     marked = final_answer_value(answer)
-    if marked is not None:
-        where, scope = "the final answer line", marked
-    elif parse_number(normalize(expected)) is not None:
-        where, scope = "the conclusion (the last sentence that states a number)", \
-            conclusion_sentence(answer)
-    else:
-        where, scope = f"the last {TAIL_CHARS} characters", tail(answer)
+    want = parse_number(normalize(expected))
+    if want is not None:
+        return _concluded(expected, want, answer if marked is None else marked,
+                          "the answer" if marked is None else "the final answer line"), whole
+    where, scope = (("the final answer line", marked) if marked is not None
+                    else (f"the last {TAIL_CHARS} characters", tail(answer)))
     found = contains(expected, normalize(scope))
-    verb = ("contain" if found else "do not contain") if marked is None else (
-        "contains" if found else "does not contain")
-    other = hedged(expected, scope) if found else None
-    if other is not None:
-        return Outcome(False, scope, f"{where} {verb} {expected!r} but offers {other!r} as "
-                       "another candidate: a hedged answer is not an answer"), whole
+    verb = ("contains" if found else "does not contain") if marked is not None else (
+        "contain" if found else "do not contain")
     return Outcome(found, scope, f"{where} {verb} {expected!r}",
                    "contains" if found else None), whole
 
 
-# Words that join two values as alternatives ("1/6 or maybe 11/60", "either 5 or 10"); a
-# joint of these alone, with one of HEDGES among them, offers two candidates.
-HEDGES = frozenset({"or", "maybe", "perhaps", "possibly", "alternatively", "otherwise"})
-ALTERNATIVE_WORDS = HEDGES | {"probably", "it", "is", "it's", "its", "could", "might", "be",
-                              "also", "else", "even", "either"}
-
-
-def hedged(expected: str, scope: str) -> str | None:
-    """The other candidate when the conclusion offers the expected number and a different
-    one as alternatives ("1/6 or maybe 11/60", "114.6 / 120"); None otherwise. Numbers
-    joined by anything else — `=`, `×`, "not", "about" — are working or a restatement, and a
-    percentage is another kind of value than a plain number ("1/6, or 16.7%")."""
-    want = parse_number(normalize(expected))
-    if want is None:
-        return None
-    text = clean(scope)
-    for (left, a), (right, b) in pairwise(number_matches(text)):
-        if want not in (a, b) or a == b:
-            continue
-        if any(text[m.end():m.end() + 1] == "%" for m in (left, right)):
-            continue
-        joint = text[left.end():right.start()]
-        words = re.sub(r"[^a-z']+", " ", joint.casefold()).split()
-        alternative = (joint.strip(" \t(),") == "/" if not words else
-                       set(words) <= ALTERNATIVE_WORDS and bool(HEDGES & set(words))
-                       and not re.search(r"[=×*·+÷≈~<>-]", joint))
-        if alternative:
-            return (right if a == want else left).group(0).strip()
-    return None
-
-
-SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
-
-
-def conclusion_sentence(answer: str) -> str:
-    """The last sentence of the answer that states a number: a number mentioned earlier and
-    then rejected ("some would say 114.6, but … pays $120") is not the conclusion."""
-    sentences = [s for s in SENTENCE_END.split(clean(answer)) if s.strip()]
-    return next((s for s in reversed(sentences) if numbers_in(normalize(s))), "")
+def _concluded(expected: str, want: Fraction, scope: str, where: str) -> Outcome:
+    """A numeric expected answer against the value `scope` concludes with (conclusion)."""
+    found = conclude(scope, percent_is_value="%" in expected)
+    stated = found.stated
+    if stated is None:
+        return Outcome(False, scope, f"{where} states no number (expected {expected!r})")
+    if found.alternative is not None:
+        return Outcome(False, stated.shown, f"{where} concludes {stated.shown!r} but offers "
+                       f"{found.alternative.shown!r} as another candidate: a hedged answer is "
+                       "not an answer")
+    if stated.value != want:
+        return Outcome(False, stated.shown, f"{where} concludes {stated.shown!r} "
+                       f"({found.how}), not {expected!r}")
+    return Outcome(True, stated.shown, f"{where} concludes {expected!r} ({found.how})",
+                   "conclusion")
 
 
 Rule = Callable[[TaskSpec, str], tuple[Outcome, str | None]]
@@ -221,10 +193,11 @@ def score(task: TaskSpec, transcript: Transcript, settings: Settings, rule: Rule
         return empty
     cut = transcript.finish_reason == "length"
     evidence: dict[str, Any] = {"check": kind, "answer_chars": len(answer.text)}
-    outcome, candidate = rule(task, answer.text)
     name = known_evaluator(task.frontmatter.get("evaluator"), task.id)
-    decision = (evaluate(name, candidate, _expected(task)) if candidate is not None
-                else Decision(name, None))
+    with model_text("the answer"):  # a crash on it fails the check (checks.guard)
+        outcome, candidate = rule(task, answer.text)
+        decision = (evaluate(name, candidate, _expected(task)) if candidate is not None
+                    else Decision(name, None))
     if decision.passed is not None:
         verb = "equals" if decision.passed else "is not"
         outcome = Outcome(decision.passed, candidate,

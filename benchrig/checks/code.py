@@ -11,6 +11,7 @@ from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import CheckDetail, Verdict, failed_details
 from benchrig.sandbox import child_source
+from benchrig.textsafe import NAME_CAP, printable, type_name
 
 EVIDENCE_CHARS = 4000
 
@@ -34,8 +35,14 @@ def check_code(task: TaskSpec, transcript: Transcript, settings: Settings,
     if written is not None:
         code, source, how = written, "file", "file"
     else:
-        found = extract_code(transcript.answer, task.entry_points,
-                             hit_token_limit=transcript.finish_reason == "length")
+        try:
+            found = extract_code(transcript.answer, task.entry_points,
+                                 hit_token_limit=transcript.finish_reason == "length")
+        except Exception as exc:  # the answer is the model's: what it breaks is its failure
+            message = (f"the answer could not be read: {type_name(exc)}: "
+                       f"{printable(str(exc), NAME_CAP)}")
+            return Verdict("fail", failed_details(task.test_names, message), message,
+                           code_source="message")
         if found.code is None:
             if found.truncated:
                 message = truncation_message(settings.max_tokens)

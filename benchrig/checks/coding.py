@@ -12,11 +12,13 @@ if the test caught the exception it raised).
 from __future__ import annotations
 
 import builtins
+import functools
 import math
+import symtable
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,6 +37,7 @@ from benchrig.sandbox import (
     Session,
     read_exports,
 )
+from benchrig.sandbox.watchdog import CheckOverrun, boundary, run_watched
 from benchrig.textsafe import NAME_CAP, PRINT_CAP, printable, stored, type_name
 
 SOLUTION_MODULE = sandbox.MODULE_FILE  # the file the pool launches its first spares for
@@ -72,7 +75,8 @@ class CandidateRunner:
         self.pool, self.code = pool, code
         self.proc: CandidateProcess | None = None
         self.import_error: str | None = None
-        self.deadline = time.monotonic()
+        self.deadline = time.monotonic()  # the current check's
+        self.limit = math.inf  # the attempt's end: no check's deadline goes past it
         self.session = Session(self.send, self.ensure_started, self.left)
         self.outputs: list[tuple[str, str]] = []
         self.cleanup_problems: list[str] = []
@@ -89,14 +93,15 @@ class CandidateRunner:
     def ensure_started(self) -> None:
         """A live candidate process, or the failure that prevents one — recorded as an
         incident of the current check, whatever the test does with the exception."""
-        if self.import_error is not None:
-            self.session.incidents.append(self.import_error)
-            raise CandidateFailure(self.import_error)
-        if self.proc is None:
-            if self.left() <= 0:  # no fresh process per call of a test looping past its time
-                self.session.incidents.append("timed out")
-                raise CandidateTimeout("timed out")
-            self._sandboxed(self._start)
+        with boundary():  # BenchRig's own work: the test watchdog never interrupts it
+            if self.import_error is not None:
+                self.session.incidents.append(self.import_error)
+                raise CandidateFailure(self.import_error)
+            if self.proc is None:
+                if self.left() <= 0:  # no fresh process per call of a test looping past its time
+                    self.session.incidents.append("timed out")
+                    raise CandidateTimeout("timed out")
+                self._sandboxed(self._start)
 
     def _sandboxed(self, step: Callable[[], None]) -> None:
         """Run `step`; a SandboxError is kept so that no test can swallow it."""
@@ -107,21 +112,28 @@ class CandidateRunner:
             raise
 
     def send(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.ensure_started()
-        assert self.proc is not None
-        try:
-            return self.proc.request(request, self.left())
-        except CandidateFailure as exc:
-            self.session.incidents.append(str(exc))
-            self._sandboxed(self.stop)
-            raise
+        with boundary():
+            self.ensure_started()
+            assert self.proc is not None
+            try:
+                return self.proc.request(request, self.left())
+            except CandidateFailure as exc:
+                self.session.incidents.append(str(exc))
+                self._sandboxed(self.stop)
+                raise
 
     def _start(self) -> None:
         began = time.monotonic()
         self.proc = self.pool.take(SOLUTION_MODULE)
         self.uids.append(self.proc.box.uid)
-        hello = self.proc.ready()
-        self.deadline += time.monotonic() - began  # the sandbox's start-up is not the candidate's
+        try:
+            hello = self.proc.ready(self.limit)  # no start-up wait past the attempt's end
+        except CandidateTimeout as exc:
+            self.session.incidents.append(str(exc))
+            self.stop()
+            raise
+        # The sandbox's start-up is not the candidate's time, but it is the attempt's.
+        self.deadline = min(self.deadline + time.monotonic() - began, self.limit)
         self.limits_failed |= {str(n) for n in hello.get("limits_failed") or ()}
         self.python = str(hello.get("python"))
         self.session.generation += 1
@@ -175,6 +187,22 @@ def _failure_message(exc: BaseException, test_file: str) -> str:
     return f"{type_name(exc)}: {exc}"
 
 
+class LazyNames(Collection[str]):
+    """`star_bindable` of a test file, read only if the file star-imports the candidate."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __contains__(self, name: object) -> bool:
+        return name in star_bindable(self.source)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(star_bindable(self.source))
+
+    def __len__(self) -> int:
+        return len(star_bindable(self.source))
+
+
 class TestBuiltins(dict[str, Any]):
     """The test file's builtins: a name defined nowhere after `from solution import *` says
     that the candidate's module did not provide it."""
@@ -188,6 +216,28 @@ class TestBuiltins(dict[str, Any]):
         if message is None:
             raise KeyError(name)  # Python's own "name … is not defined"
         raise NameError(message, name=name)
+
+
+@functools.lru_cache(maxsize=256)
+def star_bindable(source: str) -> frozenset[str]:
+    """The global names the test file reads but never binds itself, builtins aside: all a
+    `from solution import *` may bind in it (read with `symtable`, which knows every scope)."""
+    top = symtable.symtable(source, "<tests>", "exec")
+    read, bound = set(), set()
+    pending = [top]
+    while pending:
+        table = pending.pop()
+        for symbol in table.get_symbols():
+            name = symbol.get_name()
+            at_top = table is top
+            if (at_top and (symbol.is_assigned() or symbol.is_imported()
+                            or symbol.is_namespace())) or (
+                    symbol.is_declared_global() and symbol.is_assigned()):
+                bound.add(name)
+            elif symbol.is_referenced() and (at_top or symbol.is_global()):
+                read.add(name)
+        pending += table.get_children()
+    return frozenset(read - bound - set(vars(builtins)))
 
 
 def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
@@ -219,6 +269,23 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
+OVERRUN = "timed out: the test was still running at the check's deadline"
+
+
+def _verdict_of(error: BaseException | None, overran: bool, test_file: str,
+                incidents: list[str]) -> tuple[bool, str]:
+    """A test body's outcome as (passed, message); BenchRig's own failures are raised."""
+    if isinstance(error, SandboxError):
+        raise error
+    if error is not None and not isinstance(error, Exception | CheckOverrun):
+        raise error  # KeyboardInterrupt, SystemExit: not the candidate's doing
+    if overran:
+        return False, OVERRUN
+    if error is not None:
+        return False, _failure_message(error, test_file)
+    return (False, incidents[0]) if incidents else (True, "passed")
+
+
 def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
               ends_at: float | None = None) -> CheckReport:
     """Judge `code` against the task's hidden tests; never raises for anything the code does.
@@ -245,16 +312,16 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
     incidents = runner.session.incidents
     details: list[CheckDetail] = []
     try:
-        limit = math.inf if ends_at is None else ends_at
+        limit = runner.limit = math.inf if ends_at is None else ends_at
         runner.deadline = min(time.monotonic() + task.check_timeout_s, limit)
-        load_error: str | None = None
-        try:
-            namespace = _load_tests(task, RemoteModule(runner.session))
-        except SandboxError:
-            raise
-        except Exception as exc:
-            load_error = _failure_message(exc, test_file)
-            namespace = {}
+        assert task.test_source is not None
+        module = RemoteModule(runner.session, LazyNames(task.test_source))
+        namespace: dict[str, Any] = {}
+        error, watch = run_watched(lambda: namespace.update(_load_tests(task, module)),
+                                   runner.left)
+        load_error = None
+        if error is not None or watch.fired:
+            load_error = _verdict_of(error, watch.fired, test_file, [])[1]
         for name in task.test_names:
             began = time.monotonic()
             runner.deadline = min(began + task.check_timeout_s, limit)
@@ -262,16 +329,9 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
                 details.append(CheckDetail(name, False, load_error, 0.0))
                 continue
             incidents.clear()
-            try:
-                namespace[name]()
-            except SandboxError:
-                raise
-            except Exception as exc:
-                message = _failure_message(exc, test_file)
-                details.append(CheckDetail(name, False, message, time.monotonic() - began))
-            else:
-                passed, message = (False, incidents[0]) if incidents else (True, "passed")
-                details.append(CheckDetail(name, passed, message, time.monotonic() - began))
+            error, watch = run_watched(namespace[name], runner.left)
+            passed, message = _verdict_of(error, watch.fired, test_file, incidents)
+            details.append(CheckDetail(name, passed, message, time.monotonic() - began))
     finally:
         runner.stop()
     if runner.sandbox_failure is not None:  # even if a test caught it: no verdict

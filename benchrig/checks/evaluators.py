@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from benchrig.checks.normalize import exact_number
 from benchrig.events import emit
 
 UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -19,15 +20,14 @@ UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
         "eighty": 80, "ninety": 90}
 SCALES = {"thousand": 1000, "million": 1_000_000}
+SHOWN_EXACTLY = 10**15  # beyond it a value is shown as its integer, not through a float
 SMALL = {word: value for value, word in enumerate(UNITS)} | TENS
 
 
 def as_fraction(text: str) -> Fraction | None:
-    """`numeric`: the trimmed text as an exact Fraction ("42", "42.0", " 42 ", "1/6")."""
-    try:
-        return Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        return None
+    """`numeric`: the trimmed text as an exact Fraction ("42", "42.0", " 42 ", "1/6"); a
+    number too long to be an answer is none (normalize.exact_number)."""
+    return exact_number(text)
 
 
 def _below_hundred(word: str) -> int | None:
@@ -136,7 +136,7 @@ def show(value: Fraction) -> str:
     for prime in (2, 5):
         while denominator % prime == 0:
             denominator //= prime
-    if denominator != 1:
+    if denominator != 1 or abs(value) >= SHOWN_EXACTLY:  # float() would overflow or round
         return str(value)
     text = f"{float(value):.12f}".rstrip("0").rstrip(".")
     return text if Fraction(text) == value else str(value)

@@ -109,9 +109,11 @@ def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
 
 
 def _parses(code: str) -> bool:
+    """Whether `code` is a Python module. The model wrote it: nesting past the parser's depth
+    (`x = ------…-1`) raises RecursionError or MemoryError, which means "not code" too."""
     try:
         ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 

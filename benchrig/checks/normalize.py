@@ -10,6 +10,13 @@ from fractions import Fraction
 from benchrig.thinking import split_thinking
 
 TAIL_CHARS = 300
+LATEX_PASSES = 16  # nesting levels of LaTeX unwrapped; a real answer needs two or three
+# The longest number read as a value: its digits (whole, decimals, denominator) and the
+# largest power of ten `1e…` may name. Past them a token is no number (no expected answer is
+# that long), so `Fraction` never meets 4,300 digits (ValueError) nor 1e999999999 (a hang).
+MAX_DIGITS = 100
+MAX_NUMBER_CHARS = 4 * MAX_DIGITS
+MAX_EXPONENT = 400
 
 # LaTeX: \boxed{\dfrac{1}{6}} → 1/6. Innermost braces first, repeated until nothing changes.
 _FRAC = re.compile(r"\\[dt]?frac\s*(?:\{([^{}]*)\}|(\d))\s*(?:\{([^{}]*)\}|(\d))")
@@ -40,9 +47,13 @@ _WHITESPACE = re.compile(r"\s+")
 
 
 def simplify_latex(text: str) -> str:
-    """LaTeX an answer may be written in → plain text (`\\boxed{\\dfrac{1}{6}}` → `1/6`)."""
+    """LaTeX an answer may be written in → plain text (`\\boxed{\\dfrac{1}{6}}` → `1/6`).
+    At most LATEX_PASSES levels of nesting are unwrapped (each pass reads the whole text: a
+    100,000-deep `\\boxed{…}` must not cost 100,000 passes); leftover braces are dropped."""
     previous = None
-    while previous != text:
+    for _ in range(LATEX_PASSES):
+        if previous == text:
+            break
         previous = text
         text = _FRAC.sub(lambda m: f"{m.group(1) or m.group(2)}/{m.group(3) or m.group(4)}",
                          text)
@@ -117,8 +128,29 @@ def parse_number(token: str) -> Fraction | None:
     return _value(match)
 
 
+def _too_long(token: str) -> bool:
+    return sum(ch.isdigit() for ch in token) > MAX_DIGITS
+
+
+def exact_number(text: str) -> Fraction | None:
+    """`text` as `Fraction` reads it ("42", " 42.0 ", "1/6", "-1.5e3"), bounded: None for
+    anything else, and for a number with more than MAX_DIGITS digits or a power
+    of ten past MAX_EXPONENT (checked before Fraction sees it: it would raise or hang)."""
+    if len(text) > MAX_NUMBER_CHARS or _too_long(text):
+        return None
+    exponent = re.search(r"[eE]\s*([-+]?[\d_]+)", text)
+    if exponent is not None and abs(int(exponent.group(1).replace("_", ""))) > MAX_EXPONENT:
+        return None
+    try:
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def _value(match: re.Match[str]) -> Fraction | None:
     sign, whole, denominator = match.groups()
+    if _too_long(match.group(0)):
+        return None
     value = Fraction(whole.replace(",", ""))
     if denominator is not None:
         below = Fraction(denominator.replace(",", ""))

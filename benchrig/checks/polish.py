@@ -13,6 +13,7 @@ from benchrig.checks.answers import (
     no_answer,
     truncation_note,
 )
+from benchrig.checks.guard import model_text
 from benchrig.checks.normalize import clean, collapse, final_text
 from benchrig.checks.rules import compile_pattern
 from benchrig.core.check import CheckContext, check
@@ -108,7 +109,8 @@ def check_declension(task: TaskSpec, transcript: Transcript, settings: Settings,
     empty = no_answer("declension", list(accepted), answer, transcript, settings)
     if empty is not None:
         return empty
-    given = case_lines(answer.text)
+    with model_text("the answer"):  # a crash on it fails the check (checks.guard)
+        given = case_lines(answer.text)
     details = []
     for case, forms in accepted.items():
         form = given.get(case)
@@ -146,12 +148,14 @@ def check_choices(task: TaskSpec, transcript: Transcript, settings: Settings,
     empty = no_answer("choices", names, answer, transcript, settings)
     if empty is not None:
         return empty
-    value = final_answer_value(answer.text)
+    with model_text("the answer"):
+        value = final_answer_value(answer.text)
     if value is None:
         message = "no 'Final answer:' line: no answer"
         return _verdict("choices", list(failed_details(names, message)),
                         {"check": "choices", "extracted": None}, transcript, settings)
-    given = choice_pairs(value)
+    with model_text("the final answer line"):
+        given = choice_pairs(value)
     details = []
     for item, letter in expected.items():
         got = sorted(given.get(item, set()))
@@ -202,12 +206,13 @@ def check_summary(task: TaskSpec, transcript: Transcript, settings: Settings,
     empty = no_answer("summary", names, answer, transcript, settings)
     if empty is not None:
         return empty
-    text = summary_text(answer.text)
-    words = count_words(text)
+    with model_text("the answer"):
+        text = summary_text(answer.text)
+        words = count_words(text)
+        subject = collapse(text)
     within = words <= high and (low is None or words >= low)
     limit = f"{low}–{high}" if low is not None else f"at most {high}"
     details = [CheckDetail("word count", within, f"{words} words ({limit} allowed)", 0.0)]
-    subject = collapse(text)
     for fact in facts:
         hit = next((p for p in fact["any"]
                     if re.search(rf"(?<!\w)(?:{p})(?!\w)", subject, re.IGNORECASE)), None)

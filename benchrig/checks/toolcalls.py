@@ -4,6 +4,7 @@ that matches (docs/suites.md#tool-use)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -11,6 +12,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from benchrig.checks.guard import Unreadable, model_text
 from benchrig.core.tools import PlannedTurn
 from benchrig.jsonsafe import NUMERIC_ERRORS
 from benchrig.textsafe import NAME_CAP, cap
@@ -22,9 +24,13 @@ if TYPE_CHECKING:
 # `<tool_call>` tag (what chat templates ask small models to emit).
 _TEXT_CALL_MARKERS = re.compile(r"<tool_call>|<function[=>]")
 _SPACES = re.compile(r"\s+")
+_OBJECT_START = re.compile(r"\{\s*\"")
+TEXT_CALLS = 200  # JSON objects read per reply when looking for a call written as text
+TEXT_CALL_CHARS = 8192  # characters of one such object read at most
 
 
 REASON_CAP = 500  # a schema error quotes the value, which the model chose
+MAX_DEPTH = 32  # nesting of a call's arguments; no tool here takes more than a few levels
 
 
 def shown(value: Any) -> str:
@@ -63,13 +69,54 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
+def text_depth(text: str) -> int:
+    """How deep `[` and `{` nest in JSON text (outside strings), read without parsing."""
+    depth = deepest = 0
+    quoted = escaped = False
+    for char in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def value_depth(value: Any, limit: int) -> int:
+    """How deep lists and objects nest in `value` (read without recursion), up to `limit`+1."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth <= limit:
+                stack.extend((v, depth) for v in (item.values() if isinstance(item, Mapping)
+                                                  else item))
+    return deepest
+
+
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     """A call's arguments as an object: JSON text (OpenAI) or an object (Ollama). (object,
-    None), or (None, why it is malformed)."""
+    None), or (None, why it is malformed). Nested deeper than MAX_DEPTH is malformed, said
+    before parsing (the parser, the schema and its error message all recurse)."""
     if isinstance(raw, Mapping):
+        if value_depth(raw, MAX_DEPTH) > MAX_DEPTH:
+            return None, f"arguments nested deeper than {MAX_DEPTH} levels"
         return dict(raw), None
     if not isinstance(raw, str):
         return None, f"arguments are {type(raw).__name__}, not a JSON object"
+    if text_depth(raw) > MAX_DEPTH:
+        return None, f"arguments nested deeper than {MAX_DEPTH} levels"
     try:
         value = json.loads(raw, object_pairs_hook=_no_duplicates)
     except (ValueError, *NUMERIC_ERRORS) as exc:
@@ -123,9 +170,31 @@ def _kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
-def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
+def _declares_number(schema: Any) -> bool:
+    """Whether a (sub)schema declares the JSON type `number` (5 and 5.0 are then one value)."""
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    return kind == "number" or (isinstance(kind, list) and "number" in kind)
+
+
+def _sub_schema(schema: Any, key: str | None) -> Any:
+    """The schema of a property (`key`) or of an array's items (`key` None), when given."""
+    if not isinstance(schema, Mapping):
+        return None
+    if key is None:
+        return schema.get("items")
+    properties = schema.get("properties")
+    found = properties.get(key) if isinstance(properties, Mapping) else None
+    extra = schema.get("additionalProperties")
+    return found if found is not None else extra if isinstance(extra, Mapping) else None
+
+
+def difference(got: Any, expected: Any, path: str = "arguments",
+               schema: Any = None) -> str | None:
     """Where `got` differs from `expected` as JSON values: key order ignored, array order,
-    string contents and types (boolean, integer vs 5.0, string vs number) kept. None: same."""
+    string contents and exact types (boolean, integer vs 5.0, string vs number) kept. An
+    integer and a float of the same value are one value only where `schema` (the tool's
+    parameter schema, followed along the path) declares `number` there; a slot the schema
+    leaves untyped keeps the expected type exactly. None: the same."""
     if isinstance(expected, dict):
         if not isinstance(got, dict):
             return f"{path}: {_kind(got)} where an object is expected"
@@ -136,7 +205,8 @@ def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
         if missing:
             return f"{path}: missing argument {missing[0]!r}"
         for key in expected:
-            found = difference(got[key], expected[key], f"{path}.{key}")
+            found = difference(got[key], expected[key], f"{path}.{key}",
+                               _sub_schema(schema, key))
             if found:
                 return found
         return None
@@ -146,12 +216,12 @@ def difference(got: Any, expected: Any, path: str = "arguments") -> str | None:
         if len(got) != len(expected):
             return f"{path}: {len(got)} items where {len(expected)} are expected"
         for index, (item, want) in enumerate(zip(got, expected, strict=True)):
-            found = difference(item, want, f"{path}[{index}]")
+            found = difference(item, want, f"{path}[{index}]", _sub_schema(schema, None))
             if found:
                 return found
         return None
     same_kind = _kind(got) == _kind(expected) or (
-        {_kind(got), _kind(expected)} == {"integer", "number"})  # the schema decides those
+        {_kind(got), _kind(expected)} == {"integer", "number"} and _declares_number(schema))
     if not same_kind or got != expected:
         return (f"{path}: {shown_json(got)} ({_kind(got)}) where "
                 f"{json.dumps(expected, ensure_ascii=False)} ({_kind(expected)}) is expected")
@@ -166,9 +236,12 @@ def text_call(text: str, names: Sequence[str]) -> bool:
             re.search(rf"\bfunctions\.{re.escape(name)}\s*:", text) for name in names):
         return True
     decoder = json.JSONDecoder()
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
+    # each object that opens with a key, read from a bounded window: a decode error costs
+    # its offset (json counts the lines before it), so 300,000 `{` read whole took 35 s
+    starts = itertools.islice((m.start() for m in _OBJECT_START.finditer(text)), TEXT_CALLS)
+    for start in starts:
         try:
-            value, _ = decoder.raw_decode(text, start)
+            value, _ = decoder.raw_decode(text[start:start + TEXT_CALL_CHARS])
         except (ValueError, *NUMERIC_ERRORS):
             continue
         if isinstance(value, dict):
@@ -179,19 +252,47 @@ def text_call(text: str, names: Sequence[str]) -> bool:
     return False
 
 
+# An answer's words count only where they are asserted: not after a negation or a hedge in
+# their clause ("it is not snowing", "I don't know if it's snowing", "maybe 84"), and not
+# inside a question ("Is it snowing?").
+_NOT_ASSERTED = re.compile(r"\b(?:not|no|never|neither|nor|cannot|without|unsure|unclear|"
+                           r"unknown|maybe|perhaps|possibly|might|may|could|whether|if|nie)\b|"
+                           r"n't\b|n’t\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[.;:!?,\n]|\bbut\b|\s[-–—]\s", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+SENTENCE_REACH = 300  # characters read on each side of a match for its clause and sentence
+
+
+def asserted(flat: str, match: re.Match[str]) -> bool:
+    """Whether a pattern's match is stated, not negated, hedged or asked (_NOT_ASSERTED).
+    Its clause and sentence are read within SENTENCE_REACH characters (bounded work per
+    match: a reply may repeat the word a hundred thousand times)."""
+    clauses = _CLAUSE_END.split(flat[max(0, match.start() - SENTENCE_REACH):match.start()])
+    if _NOT_ASSERTED.search(clauses[-1] if clauses else ""):
+        return False
+    end = _SENTENCE_END.search(flat, match.end(), match.end() + SENTENCE_REACH)
+    return end is None or end.group(0) != "?"
+
+
 def answer_misses(text: str, patterns: Sequence[str]) -> list[str]:
-    """The expected-answer patterns the text (whitespace collapsed, case ignored) misses."""
+    """The expected-answer patterns the text (whitespace collapsed, case ignored) misses: a
+    pattern counts only where some match of it is asserted (`asserted`)."""
     flat = _SPACES.sub(" ", text).strip()
-    return [p for p in patterns if not re.search(p, flat, re.IGNORECASE)]
+    return [p for p in patterns
+            if not any(asserted(flat, m) for m in re.finditer(p, flat, re.IGNORECASE))]
 
 
 def judge_turn(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any]],
                tools: Mapping[str, Mapping[str, Any]]) -> TurnVerdict:
     """One reply (`text`, `calls` as received) against its planned turn. `tools`: name →
-    parameter schema."""
-    if planned.call is None:
-        return _judge_answer(planned, text, calls, tools)
-    return _judge_call(planned.call, text, calls, tools)
+    parameter schema. A reply that cannot be read fails the turn, with why (checks.guard)."""
+    try:
+        with model_text("the reply"):
+            if planned.call is None:
+                return _judge_answer(planned, text, calls, tools)
+            return _judge_call(planned.call, text, calls, tools)
+    except Unreadable as exc:
+        return TurnVerdict("fail", exc.reason)
 
 
 def _judge_answer(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, Any]],
@@ -206,8 +307,9 @@ def _judge_answer(planned: PlannedTurn, text: str, calls: Sequence[Mapping[str, 
     misses = answer_misses(text, planned.answer)
     if misses:
         return TurnVerdict("fail", f"no tool call, but the answer does not match {misses[0]!r}"
-                           " (a refusal is not abstention)" if text.strip() else
-                           "no tool call and no answer text")
+                           " where it states something (a refusal, a negation, a question or "
+                           "a hedge is not abstention)"
+                           if text.strip() else "no tool call and no answer text")
     return TurnVerdict("pass", "no tool call; the answer matches", abstained=True)
 
 
@@ -235,7 +337,7 @@ def _judge_call(expected: Mapping[str, Any], text: str, calls: Sequence[Mapping[
     if problems:
         return TurnVerdict("fail", f"arguments break the schema: {problems[0]}",
                            structured=True, selection=True)
-    wrong = difference(arguments, expected.get("arguments") or {})
+    wrong = difference(arguments, expected.get("arguments") or {}, schema=tools[name])
     if wrong:
         return TurnVerdict("fail", wrong, structured=True, selection=True)
     return TurnVerdict("pass", f"called {name!r} with exactly the expected arguments",

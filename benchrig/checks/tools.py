@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchrig.checks.answers import truncation_note
 from benchrig.checks.rules import UNBOUNDED_GAP, compile_pattern
 from benchrig.checks.toolcalls import SKIPPED, TurnVerdict, judge_turn, schema_problems
 from benchrig.core.check import CheckContext, check
@@ -154,5 +155,17 @@ def check_tool_calls(task: TaskSpec, transcript: Transcript, settings: Settings,
     failed = next((d for d in details if not d.passed), None)
     notes = (f"{failed.name}: {failed.message}" if failed else
              f"all {len(details)} turns as planned")
-    return Verdict("fail" if failed else "pass", details, notes=notes,
+    cut = cut_turn(replies, verdicts)
+    if cut is not None:
+        notes = truncation_note(settings, f"turn {cut + 1} stopped at the token limit; {notes}")
+    return Verdict("fail" if failed else "pass", details, notes=notes, truncated=cut is not None,
                    evidence={"tool_use": {"turns": turns, "counts": counts(meta, verdicts)}})
+
+
+def cut_turn(replies: tuple[Mapping[str, Any], ...], verdicts: list[TurnVerdict]
+             ) -> int | None:
+    """The turn (index) that failed because the token limit cut its reply off (finish
+    reason `length`), as an answer check's `truncated`; None when no failed reply was cut."""
+    return next((i for i, (reply, verdict) in enumerate(zip(replies, verdicts, strict=False))
+                 if not verdict.passed and verdict.verdict != "skipped"
+                 and reply.get("finish_reason") == "length"), None)

@@ -50,8 +50,8 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
     loaded = load_results(paths_ or [paths.results_dir()])
-    for path, reason in loaded.rejected:
-        error(f"{path}: skipped, not a valid result: {reason}")
+    for path, reason in loaded.rejected:  # the rest is still summarized: a warning
+        warn(f"{path}: skipped, not a valid result: {reason}")
     results = selected(loaded.results, filters)
     if not results:
         error("no results to summarize" if not loaded.results else

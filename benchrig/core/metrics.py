@@ -36,6 +36,9 @@ class Metrics:
     # each figure where the two disagree beyond the tolerance (docs/metrics.md#the-gateway)
     reported: dict[str, Any] = field(default_factory=dict)
     disagreement: dict[str, str] = field(default_factory=dict)
+    # figure → why it covers only part of the attempt (a lower bound: an agent's figures
+    # reported before its first tool ran); kept, and marked in summaries
+    partial: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(replace(self, engine={}))  # asdict would recurse into raw engine data
@@ -46,4 +49,6 @@ class Metrics:
         data.update({f"reported_{name}": value for name, value in self.reported.items()})
         if not self.disagreement:
             del data["disagreement"]
+        if not self.partial:
+            del data["partial"]
         return data  # made strict JSON with the whole result (runner)

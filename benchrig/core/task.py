@@ -43,8 +43,10 @@ class TaskSpec:
 
     @property
     def folders(self) -> tuple[Path, ...]:
-        """Where the task file and its hidden tests live (an agent must not see them)."""
-        found = (p.parent for p in (self.path, self.test_path) if p is not None)
+        """Where the task file and its hidden tests live (an agent must not see them): the
+        folder that names each, and, for a file that is a symbolic link, its real folder."""
+        files = [p for p in (self.path, self.test_path) if p is not None]
+        found = [*(p.parent for p in files), *(p.resolve().parent for p in files)]
         return tuple(dict.fromkeys(found))
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -13,12 +13,17 @@ from benchrig.drivers.base import Driver
 __all__ = ["BUILTIN", "get_driver", "known"]
 
 BUILTIN = {
+    "aider": "benchrig.drivers.aider:AiderDriver",
     "claude": "benchrig.drivers.claude:ClaudeDriver",
     "codex": "benchrig.drivers.codex:CodexDriver",
+    "gemini": "benchrig.drivers.gemini:GeminiDriver",
     "llamacpp": "benchrig.drivers.llamacpp:LlamaCppDriver",
+    "miniswe": "benchrig.drivers.miniswe:MiniSweDriver",
     "ollama": "benchrig.drivers.ollama:OllamaDriver",
     "openai": "benchrig.drivers.openai:OpenAIDriver",
+    "opencode": "benchrig.drivers.opencode:OpencodeDriver",
     "pi": "benchrig.drivers.pi:PiDriver",
+    "qwen": "benchrig.drivers.qwen:QwenDriver",
     "replay": "benchrig.drivers.replay:ReplayDriver",
 }
 

@@ -24,13 +24,17 @@ from benchrig.drivers.agent_process import (
     stream_process,
 )
 from benchrig.drivers.base import DriverRequest, Progress
-from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine
+from benchrig.drivers.confine import BUBBLEWRAP, SCRATCH, confine, ray_node
 from benchrig.jsonsafe import NUMERIC_ERRORS, finite
 from benchrig.metrics import measured
 from benchrig.textsafe import PRINT_CAP, stored, type_name
 
 MAX_EVENT_RECORDS = 100_000  # sidecar lines kept per attempt; the rest are counted
 PARSE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, *NUMERIC_ERRORS)
+# Once a tool runs, it can write lines into the agent's own stdout (/proc/$PPID/fd/1): a figure
+# in an event read after that is the model's word, not a measurement.
+AFTER_TOOLS = ("counted only from the events before the model's first tool ran (a tool can "
+               "write forged events into the agent's output)")
 
 
 # Settings an agent CLI keeps to itself (it sends no seed, and its own sampling and
@@ -61,20 +65,47 @@ class AgentRun:
     deltas: int = 0  # streamed pieces seen: progress, and a token count when there is no usage
     engine: dict[str, Any] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)  # figure → why it is unknown
+    partial: dict[str, str] = field(default_factory=dict)  # figure → why it is a lower bound
+    tools_began_s: float | None = None  # the model's first tool began: figures stop here
+    decode_end_s: float | None = None  # the last figure counted arrived: the decode span ends
 
     def unreadable(self, name: str, raw: Any) -> None:
         """The agent sent `raw` for figure `name`, and it is no number that figure can be."""
         if raw is not None:
             self.rejected[name] = f"{str(raw)[:40]} is not a finite number of at least 0"
 
+    def tool_began(self, t: float) -> None:
+        """A tool of the model starts to run at `t`: from here on the agent's output may hold
+        lines the tool wrote, so no later event's figure is counted (`figures_trusted`)."""
+        if self.tools_began_s is None:
+            self.tools_began_s = t
+
+    @property
+    def figures_trusted(self) -> bool:
+        """Whether a figure read now is the agent's own: no tool of the model has run yet."""
+        return self.tools_began_s is None
+
+    def untrusted(self, *names: str) -> None:
+        """Figures the agent reported after a tool ran were left out: those it has are partial,
+        those it has none of are unknown."""
+        for name in names:
+            if getattr(self, name) is None:
+                self.rejected.setdefault(name, f"reported after the model's first tool ran: "
+                                               f"not counted; {AFTER_TOOLS}")
+            else:
+                self.partial.setdefault(name, AFTER_TOOLS)
+
     def saw_thinking(self, t: float) -> None:
         if self.first_any_s is None:
             self.first_any_s = t
 
     def thought(self, t: float, text: str) -> None:
-        """Thinking text arrived at `t`."""
+        """Thinking text arrived at `t` (counted only before the first tool, as every figure)."""
         self.saw_thinking(t)
-        self.thinking_chars = (self.thinking_chars or 0) + len(text)
+        if self.figures_trusted:
+            self.thinking_chars = (self.thinking_chars or 0) + len(text)
+        elif text:
+            self.partial.setdefault("thinking_chars", AFTER_TOOLS)
 
     def saw_answer(self, t: float) -> None:
         self.saw_thinking(t)
@@ -232,6 +263,14 @@ def _launch(request: DriverRequest, argv: list[str], needs: Needs, workspace: Pa
             "agent_pass_env": list(passed)})
 
 
+def _partial(run: AgentRun) -> dict[str, str]:
+    """The run's partial figures; the decode rate is then that of the part they cover."""
+    if "output_tokens" not in run.partial:
+        return run.partial
+    return {**run.partial, "tokens_per_s": "over the output the agent reported before the "
+            "model's first tool ran (a tool can write forged events into the agent's output)"}
+
+
 def _output(request: DriverRequest, agent: str, launch: Launch, log: EventLog, run: AgentRun,
             finished: Finished, solution: tuple[str | None, str],
             load_time_s: float | None) -> DriverOutput:
@@ -255,7 +294,10 @@ def _output(request: DriverRequest, agent: str, launch: Launch, log: EventLog, r
         output_tokens=run.output_tokens, output_source=run.output_source,
         input_tokens=run.input_tokens, input_source=run.input_source, engine=engine,
         cost_usd=run.cost_usd, cost_source=run.cost_source, load_time_s=load_time_s,
-        rejected=run.rejected)  # no received_bytes: an agent's reasoning may be hidden
+        rejected=run.rejected, partial=_partial(run),
+        # partial output: the decode rate over the span it covers, not the whole run
+        decode_end_s=run.decode_end_s if "output_tokens" in run.partial else None)
+    # no received_bytes: an agent's reasoning may be hidden
     transcript = Transcript(answer=run.answer, finish_reason=run.finish_reason,
                             tool_calls=tuple(run.tool_calls),
                             files={request.task.solution_file: code} if code is not None else {},
@@ -304,6 +346,9 @@ def drive(request: DriverRequest, *, agent: str, argv: list[str], needs: Needs,
     BenchRig's checkout, the task and the results hidden, the host read-only) — its
     `--version` too; its output, or DriverError with what was measured (timeout, crash, or an
     error the agent reported even with exit code 0)."""
+    refused = ray_node()
+    if refused is not None:
+        raise DriverError("infra", f"{agent} was not started: {refused}")
     log = EventLog(parser, request.progress)
     with Workspace() as workspace, private_home(needs) as (home, copied):
         launch = _launch(request, argv, needs, workspace.path, home, copied, runtime,

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchrig.drivers.confine import attempts_folder
+
 # Named by `benchrig run --pass-env NAME`; also read from BENCHRIG_PASS_ENV (comma or space
 # separated), for wrappers that cannot add an option.
 PASS_ENV_VAR = "BENCHRIG_PASS_ENV"
@@ -95,7 +97,8 @@ def _copy(source: Path, target: Path) -> bool:
 def private_home(needs: Needs) -> Iterator[tuple[Path, list[str]]]:
     """The agent's home for one attempt, with copies of the files its provider needs, and which
     were copied (paths inside it); thrown away afterwards unless the driver owns it."""
-    home = needs.home or Path(tempfile.mkdtemp(prefix="benchrig-agent-home-"))
+    home = needs.home or Path(tempfile.mkdtemp(prefix="benchrig-agent-home-",
+                                               dir=attempts_folder()))
     try:
         copied = [inside for source, inside in needs.files if _copy(source, home / inside)]
         yield home, copied

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from benchrig.core.errors import DriverError
+from benchrig.drivers.confine import attempts_folder
 from benchrig.paths import ROOT
 
 # Agents installed for this checkout by `make agents` (npm --prefix .agents).
@@ -255,10 +256,11 @@ def stream_process(argv: list[str], *, cwd: Path, env: Mapping[str, str], timeou
 
 
 class Workspace:
-    """A fresh, empty temporary folder the agent works in; removed afterwards."""
+    """A fresh, empty folder the agent works in, in this process's folder of attempts (the
+    agent is shown it alone: drivers.confine); removed afterwards."""
 
     def __init__(self) -> None:
-        self.path = Path(tempfile.mkdtemp(prefix="benchrig-agent-"))
+        self.path = Path(tempfile.mkdtemp(prefix="benchrig-agent-", dir=attempts_folder()))
 
     def __enter__(self) -> Workspace:
         return self

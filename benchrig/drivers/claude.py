@@ -54,6 +54,7 @@ class ClaudeParser(StreamParser):
         self.text_by_message: dict[str, str] = {}
         self.last_message: str | None = None
         self.tool_ids: set[str] = set()
+        self.ignored = 0  # message usages reported after a tool ran: not counted
         if not streaming:
             self.run.thinking_chars = None  # json mode shows no thinking
 
@@ -68,7 +69,9 @@ class ClaudeParser(StreamParser):
         if kind == "stream_event":
             self._stream_event(t, event.get("event") or {})
         elif kind == "assistant":
-            self._assistant(event.get("message") or {})
+            self._assistant(t, event.get("message") or {})
+        elif kind == "user" and self.tool_ids:  # a tool's result: it ran
+            run.tool_began(t)
         elif kind == "result":
             self.result = event
         elif kind == "system" and event.get("subtype") == "init":
@@ -90,12 +93,16 @@ class ClaudeParser(StreamParser):
                 inner.get("content_block") or {}).get("type") in ("tool_use", "server_tool_use"):
             run.saw_answer(t)
 
-    def _assistant(self, message: dict[str, Any]) -> None:
+    def _assistant(self, t: float, message: dict[str, Any]) -> None:
         # Claude Code sends one line per content block; lines of one message share its id
         # and repeat its usage, so usage is kept once per id.
         key = str(message.get("id") or f"line-{len(self.text_by_message)}")
         if isinstance(message.get("usage"), dict):
-            self.usage_by_message[key] = message["usage"]
+            if self.run.figures_trusted:
+                self.usage_by_message[key] = message["usage"]
+                self.run.decode_end_s = t
+            else:
+                self.ignored += 1
         text = message_text(message)
         if text:
             self.text_by_message[key] = self.text_by_message.get(key, "") + text
@@ -106,6 +113,7 @@ class ClaudeParser(StreamParser):
                 self.tool_ids.add(str(block.get("id")))
                 self.run.tool_calls.append({"id": block.get("id"), "name": block.get("name"),
                                             "arguments": block.get("input")})
+                self.run.tool_began(t)  # the call is complete: Claude Code runs it now
 
     def _deduplicated(self) -> dict[str, int]:
         totals: dict[str, int] = {}
@@ -121,6 +129,7 @@ class ClaudeParser(StreamParser):
         by_message = self._deduplicated()
         run.engine["usage_by_message"] = by_message or None
         run.engine["messages"] = len(self.usage_by_message)
+        run.engine["usages_not_counted"] = self.ignored
         if self.last_message:
             run.answer = self.text_by_message[self.last_message]
         if result is None:
@@ -139,22 +148,7 @@ class ClaudeParser(StreamParser):
             detail = run.answer if is_error and run.answer else "; ".join(map(str, errors))
             run.failure = f"subtype {subtype}, is_error {str(bool(is_error)).lower()}" + (
                 f": {detail[:500]}" if detail else "")
-        # The result's usage is the session total; per-message usage in stream-json may be a
-        # snapshot taken while the message was still streaming.
-        usage = result.get("usage") if isinstance(result.get("usage"), dict) else by_message
-        if usage and whole(usage.get("output_tokens")) is not None:
-            run.input_tokens = sum(whole(usage.get(k)) or 0 for k in (
-                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-            run.output_tokens = whole(usage.get("output_tokens"))
-            run.input_source = run.output_source = "server"
-        elif usage:
-            run.unreadable("output_tokens", usage.get("output_tokens"))
-        cost = amount(result.get("total_cost_usd"))
-        if cost is None:
-            run.unreadable("cost_usd", result.get("total_cost_usd"))
-        else:
-            run.cost_usd = cost
-            run.cost_source = "claude: total_cost_usd, its estimate from a bundled price table"
+        self._figures(result, by_message)
         run.engine.update({
             "subtype": subtype, "is_error": is_error, "stop_reason": stop,
             "num_turns": result.get("num_turns"), "duration_ms": result.get("duration_ms"),
@@ -162,6 +156,34 @@ class ClaudeParser(StreamParser):
             "model_usage": result.get("modelUsage"), "session_id": result.get("session_id"),
         })
         return run
+
+
+    def _figures(self, result: dict[str, Any], by_message: dict[str, int]) -> None:
+        """Tokens and cost: the result's session totals when no tool of the model ran (the
+        result comes after every tool, which could have written it), else what the messages
+        before the first tool reported."""
+        run = self.run
+        # The result's usage is the session total; per-message usage in stream-json may be a
+        # snapshot taken while the message was still streaming.
+        usage: dict[str, Any] | None = by_message
+        if run.figures_trusted and isinstance(result.get("usage"), dict):
+            usage = result["usage"]
+        if usage and whole(usage.get("output_tokens")) is not None:
+            run.input_tokens = sum(whole(usage.get(k)) or 0 for k in (
+                "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+            run.output_tokens = whole(usage.get("output_tokens"))
+            run.input_source = run.output_source = "server"
+        elif usage:
+            run.unreadable("output_tokens", usage.get("output_tokens"))
+        if not run.figures_trusted:  # the cost comes only with the result, after the tools
+            run.untrusted("input_tokens", "output_tokens", "cost_usd")
+            return
+        cost = amount(result.get("total_cost_usd"))
+        if cost is None:
+            run.unreadable("cost_usd", result.get("total_cost_usd"))
+        else:
+            run.cost_usd = cost
+            run.cost_source = "claude: total_cost_usd, its estimate from a bundled price table"
 
 
 class ClaudeDriver:

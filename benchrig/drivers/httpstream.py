@@ -12,6 +12,7 @@ import socket
 import ssl
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,6 +25,7 @@ from benchrig.core.metrics import Metrics
 from benchrig.core.tools import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
+from benchrig.streams import EventTooLarge
 from benchrig.textsafe import stored
 
 if TYPE_CHECKING:
@@ -38,6 +40,19 @@ RETRIES = 4
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 8.0
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# What one response may cost, whatever the server sends (bytes after decompression): a
+# stream of 32k tokens is about 10 MB, a plain JSON answer (a tool turn, /api/show, a
+# tokenizer's list) a few; an error body is read only as far as its message is kept.
+RESPONSE_CAP = 64 << 20
+JSON_CAP = 16 << 20
+JSON_VALUES_CAP = 2_000_000  # `[],` is 80 bytes of Python per 3 bytes of JSON
+ERROR_BODY_CAP = 64 << 10
+# Compressed bodies are inflated at most this many bytes at a time: a 64 KiB read of a
+# gzip bomb would otherwise become 64 MiB at once (deflate reaches 1032:1).
+INFLATE_STEP = 256 << 10
+# Only what BenchRig can inflate in bounded steps is asked for (httpx would add br and zstd
+# when their packages happen to be installed); any other coding is refused.
+ACCEPT_ENCODING = "gzip, deflate"
 
 
 def base_url(url: str, driver: str) -> str:
@@ -86,7 +101,102 @@ def client(timeout_s: float, url: str) -> httpx.Client:
 
     return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S,
                                                                         timeout_s)),
-                        verify=_tls(), trust_env=not is_loopback(url))
+                        verify=_tls(), trust_env=not is_loopback(url),
+                        headers={"Accept-Encoding": ACCEPT_ENCODING})
+
+
+class _Inflater:
+    """A gzip or deflate body inflated at most INFLATE_STEP bytes at a time, however much
+    one read would expand. gzip may come in several members; deflate as zlib (RFC 9110) or,
+    as some servers send it, raw."""
+
+    def __init__(self, coding: str) -> None:
+        self.gzip = coding != "deflate"
+        self.raw_maybe = not self.gzip  # until the first bytes say whether it is zlib
+        self.inflater = self._new()
+
+    def _new(self) -> Any:
+        return zlib.decompressobj(zlib.MAX_WBITS | 16 if self.gzip else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            try:
+                out = self.inflater.decompress(data, INFLATE_STEP)
+            except zlib.error:
+                if not self.raw_maybe:
+                    raise
+                self.raw_maybe = False
+                self.inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                continue
+            self.raw_maybe = False
+            data = self.inflater.unconsumed_tail
+            if self.inflater.eof:  # gzip: another member may follow; zlib: nothing may
+                data = self.inflater.unused_data if self.gzip else b""
+                self.inflater = self._new()
+            if out:
+                yield out
+
+    def flush(self) -> bytes:
+        """What the inflater still holds: at most a match and a window (tens of KiB)."""
+        return bytes(self.inflater.flush())
+
+
+def _inflater(response: httpx.Response) -> _Inflater | None:
+    """The response's Content-Encoding as an inflater (None: identity); a coding BenchRig
+    did not ask for is the server's fault."""
+    coding = response.headers.get("content-encoding", "").strip().lower()
+    if coding in ("", "identity"):
+        return None
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        raise DriverError("infra", f"the server sent its body in Content-Encoding "
+                          f"{coding[:40]!r}, which BenchRig did not ask for "
+                          f"(Accept-Encoding: {ACCEPT_ENCODING})")
+    return _Inflater(coding)
+
+
+def capped_body(response: httpx.Response, cap: int, url: str, cut: bool = False
+                ) -> Iterator[bytes]:
+    """The response's body as it arrives, decompressed in bounded steps: at most `cap` bytes
+    in all. Past it: DriverError (infra) naming the cap, or with `cut`, the end of the body
+    (an error body is read only as far as its message is kept). Memory stays bounded by the
+    cap, whatever the server sends or however well it compresses."""
+    inflater = _inflater(response)
+
+    def pieces() -> Iterator[bytes]:
+        for raw in response.iter_raw():
+            yield from [raw] if inflater is None else inflater.feed(raw)
+        if inflater is not None:
+            yield inflater.flush()
+
+    total = 0
+    try:
+        for piece in pieces():
+            if total + len(piece) > cap:
+                if cut:
+                    yield piece[:cap - total]
+                    return
+                raise DriverError("infra", f"the response from {url} is more than "
+                                  f"{cap >> 20} MiB (BenchRig's cap of one response); read "
+                                  "no further")
+            total += len(piece)
+            yield piece
+    except zlib.error as exc:
+        raise DriverError("infra", f"the body from {url} could not be decompressed: "
+                          f"{exc}") from None
+
+
+def read_capped(response: httpx.Response, cap: int, url: str, cut: bool = False) -> bytes:
+    """The whole body within `cap` (see `capped_body`)."""
+    return b"".join(capped_body(response, cap, url, cut))
+
+
+def fed(feed: Callable[[bytes], list[Any]], chunk: bytes, url: str) -> list[Any]:
+    """The events or lines `chunk` completes through a decoder's `feed`; one that grew past
+    the decoder's cap (streams.EVENT_CAP) is the server's fault, said plainly."""
+    try:
+        return feed(chunk)
+    except EventTooLarge as exc:
+        raise DriverError("infra", f"{url} sent {exc}; read no further") from None
 
 
 def server_message(body: bytes) -> str:
@@ -265,7 +375,9 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
             with http.stream(method, url, json=body, headers=headers,
                              timeout=max(limit.left(), 0.001)) as response, \
                     watchdog(response, limit):
-                response.read()
+                failed = response.status_code >= 400
+                content = read_capped(response, ERROR_BODY_CAP if failed else JSON_CAP, url,
+                                      cut=failed)
         except httpx.HTTPError as exc:
             if deadline is not None and deadline.expired:
                 raise ran_out(deadline, url) from None
@@ -282,14 +394,17 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
                 retry_after(response.headers.get("retry-after")), until):
             continue
         raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
-                          f"{server_message(response.content)}")
+                          f"{server_message(content)}")
+    if sum(content.count(b) for b in (b",", b"[", b"{")) > JSON_VALUES_CAP:
+        raise DriverError("infra", f"{url} answered with more than {JSON_VALUES_CAP:,} JSON "
+                          "values (BenchRig's cap of one answer)")
     try:
-        data = response.json()
+        data = json.loads(content)
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise DriverError("infra", f"{url} answered with something that is not a JSON "
-                          f"object: {response.text[:200]!r}")
+                          f"object: {content[:200]!r}")
     return data
 
 
@@ -348,7 +463,8 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
                     watchdog(response, deadline):
                 read.server = response.headers.get("server")
                 if response.status_code >= 400:
-                    message = server_message(response.read())
+                    message = server_message(read_capped(response, ERROR_BODY_CAP, url,
+                                                         cut=True))
                     if (retries and response.status_code in RETRY_STATUSES and retries.wait(
                             f"HTTP {response.status_code}",
                             retry_after(response.headers.get("retry-after")),
@@ -356,7 +472,7 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
                         continue
                     raise DriverError("infra", f"HTTP {response.status_code} from {url}: "
                                       f"{message}")
-                for chunk in response.iter_bytes():
+                for chunk in capped_body(response, RESPONSE_CAP, url):
                     now = time.perf_counter()
                     read.chunks += 1
                     read.bytes += len(chunk)

@@ -22,6 +22,7 @@ from benchrig.drivers.httpstream import (
     base_url,
     client,
     count,
+    fed,
     malformed,
     per_second,
     positive,
@@ -245,7 +246,7 @@ class OllamaDriver:
         try:
             for chunk, now in post_stream(http, url, body, read, request.deadline,
                                           retries=retries):
-                for raw in decoder.feed(chunk):
+                for raw in fed(decoder.feed, chunk, url):
                     final = line(raw, now) or final
                 request.progress.tokens(collector.token_events)
                 if final is not None:

@@ -22,6 +22,7 @@ from benchrig.drivers.httpstream import (
     base_url,
     client,
     count,
+    fed,
     malformed,
     positive,
     post_stream,
@@ -205,7 +206,7 @@ class OpenAIDriver:
             try:
                 for chunk, now in post_stream(http, url, body, read, deadline, headers,
                                               retries):
-                    for event in decoder.feed(chunk):
+                    for event in fed(decoder.feed, chunk, url):
                         state.event(event.data, now, url)
                         if state.done:
                             break

@@ -27,6 +27,7 @@ from benchrig.drivers.agent import (
 from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
+from benchrig.drivers.confine import attempts_folder
 from benchrig.gateway import SCHEME, GatewaySpec, Session, gateway_session, with_gateway_figures
 from benchrig.jsonsafe import whole
 
@@ -72,8 +73,12 @@ class PiParser(StreamParser):
         super().__init__()
         self.local = local
         self.usage = dict.fromkeys(USAGE_KEYS, 0)
-        self.cost: float | None = 0.0  # None once a message's cost is not a finite number
+        self.cost = 0.0  # the sum of the valid costs counted
+        self.good_costs = 0
+        self.bad_costs = 0  # costs that were not a finite number of at least 0
         self.calls = 0
+        self.ignored = 0  # assistant messages after a tool ran: their figures not counted
+        self.trusted_deltas = 0
         self.stop_reason: str | None = None
         self.error_message: str | None = None
         self.retry_error: str | None = None
@@ -93,12 +98,14 @@ class PiParser(StreamParser):
                 run.saw_answer(t)
             if role and update.get("type") != "toolcall_start":
                 run.deltas += 1
+                self.trusted_deltas += run.figures_trusted
         elif kind == "message_end":
-            self._message_end(event.get("message") or {})
+            self._message_end(t, event.get("message") or {})
         elif kind == "turn_end":
             if (event.get("message") or {}).get("stopReason") not in ("error", "aborted"):
                 self.turns += 1
         elif kind == "tool_execution_start":
+            run.tool_began(t)
             call = {"id": event.get("toolCallId"), "name": event.get("toolName"),
                     "arguments": event.get("args")}
             self.tools[str(call["id"])] = call
@@ -114,22 +121,31 @@ class PiParser(StreamParser):
         elif kind == "auto_retry_end" and not event.get("success"):
             self.retry_error = str(event.get("finalError") or "retries exhausted")
 
-    def _message_end(self, message: dict[str, Any]) -> None:
+    def _message_end(self, t: float, message: dict[str, Any]) -> None:
         if message.get("role") != "assistant":
             return
         self.calls += 1
-        usage = message.get("usage") or {}
-        for key in USAGE_KEYS:
-            self.usage[key] += whole(usage.get(key)) or 0
-        total = (usage.get("cost") or {}).get("total")
-        if self.cost is not None and total is not None:
-            cost = amount(total)
-            self.cost = None if cost is None else self.cost + cost
+        if self.run.figures_trusted:
+            self._count(t, message.get("usage") or {})
+        else:
+            self.ignored += 1
         self.stop_reason = message.get("stopReason")
         self.error_message = message.get("errorMessage")
         text = message_text(message)
         if text.strip():
             self.run.answer = text
+
+    def _count(self, t: float, usage: dict[str, Any]) -> None:
+        """One message's usage and cost, reported before any tool ran."""
+        self.run.decode_end_s = t
+        for key in USAGE_KEYS:
+            self.usage[key] += whole(usage.get(key)) or 0
+        total = (usage.get("cost") or {}).get("total")
+        if total is not None:
+            cost = amount(total)
+            self.bad_costs += cost is None
+            self.good_costs += cost is not None
+            self.cost += cost or 0.0
 
     def record(self, event: Any) -> Any:
         """pi repeats the whole partial message in every message_update (quadratic output);
@@ -155,20 +171,31 @@ class PiParser(StreamParser):
             run.input_tokens = u["input"] + u["cacheRead"] + u["cacheWrite"]
             run.output_tokens = u["output"]
             run.input_source = run.output_source = "server"
-        elif run.deltas:
-            run.output_tokens, run.output_source = run.deltas, "estimated"
+        elif self.trusted_deltas:
+            run.output_tokens, run.output_source = self.trusted_deltas, "estimated"
             run.engine["usage_note"] = ("the server sent no usage while streaming: output "
                                         "tokens are the streamed deltas (an estimate: one "
                                         "delta may carry several tokens); input tokens are "
                                         "unknown")
         if self.local:
             run.cost_usd, run.cost_source = 0.0, "local model (benchrig serve): no charge"
-        elif reported and self.cost is None:
+        elif reported and self.bad_costs and not self.good_costs:  # no cost is never 0
             run.cost_source = "pi reported a cost that is not a finite number"
+            run.rejected["cost_usd"] = (f"none of the {self.bad_costs} message cost(s) pi "
+                                        "reported is a finite number of at least 0")
         elif reported:
             run.cost_usd, run.cost_source = self.cost, "pi: its price table for the model"
+            if self.bad_costs:  # the others still count: one bad figure erases nothing
+                run.partial["cost_usd"] = (f"the sum of the {self.good_costs} valid message "
+                                           f"costs; {self.bad_costs} were not a finite number "
+                                           "of at least 0")
+        if self.ignored or (run.deltas > self.trusted_deltas and not reported):
+            # local: input tokens are never known and the cost is 0 whatever pi says
+            run.untrusted(*(("output_tokens",) if self.local else (
+                "input_tokens", "output_tokens", "cost_usd")))
         run.engine.update({"llm_calls": self.calls, "retries": self.retries,
-                           "usage": dict(self.usage), "stop_reason": self.stop_reason})
+                           "usage": dict(self.usage), "stop_reason": self.stop_reason,
+                           "messages_not_counted": self.ignored})
         return run
 
 
@@ -197,7 +224,7 @@ def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
     """A session of its own on the run's gateway (the embedded model, or `script:<file>`'s
     stand-in), and a private pi home that points at the session's URL; the user's own ~/.pi
     is never read or changed. The home is gone afterwards, the session closed."""
-    home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-"))
+    home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-", dir=attempts_folder()))
     try:
         request.progress.phase("starting the model gateway")
         # threads None: the embedded model's default, all cores but one (default_threads)

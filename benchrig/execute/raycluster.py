@@ -19,7 +19,10 @@ import dataclasses
 import importlib
 import logging
 import os
+import secrets
+import shutil
 import socket
+import tempfile
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -152,6 +155,37 @@ class Pool:
         return [w for w in self.workers if w.key == key]
 
 
+@dataclass
+class OwnSession:
+    """A Ray started for one run: its session folder (0700, not the shared /tmp/ray) and its
+    token (not ~/.ray/auth_token, which anything of the user's can read), set in this
+    process's environment for Ray and its workers, and taken back at the end."""
+
+    folder: str
+    saved: dict[str, str | None]
+
+    def close(self) -> None:
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def own_session() -> OwnSession:
+    """Ray's folder and token for a cluster this run starts (OwnSession)."""
+    folder = tempfile.mkdtemp(prefix="benchrig-ray-")
+    mine = {"RAY_TMPDIR": folder,
+            "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    saved = {name: os.environ.get(name)
+             for name in (*mine, "RAY_AUTH_MODE", "RAY_AUTH_TOKEN_PATH")}
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+    os.environ.pop("RAY_AUTH_MODE", None)  # Ray then turns on token mode with this token
+    os.environ.update(mine)
+    return OwnSession(folder, saved)
+
+
 class RayExecutor:
     """Runs a plan on the Ray cluster at `address` (else $RAY_ADDRESS, else a local one
     started for the run). `lost` makes the outcome of an attempt whose worker died (an infra error).
@@ -169,6 +203,7 @@ class RayExecutor:
         self.held = False
         self.pool = Pool()
         self.nodes: list[dict[str, Any]] = []
+        self.own: OwnSession | None = None  # the Ray this executor started: its folder, token
 
     def __enter__(self) -> RayExecutor:
         self.held = True
@@ -199,6 +234,10 @@ class RayExecutor:
                         f"authentication also needs RAY_AUTH_MODE=token here; see "
                         f"docs/scale-out.md)") from None
             else:  # "local": a new instance, even where another one runs
+                self.own = own_session()
+                # Ray warns that it turned token authentication on: that is the point
+                logging.getLogger("ray._private.authentication.authentication_token_setup"
+                                  ).setLevel(logging.ERROR)
                 ray.init(address="local", resources=local_resources(plan, self.jobs),
                          include_dashboard=False, **quiet)
                 self.started = True
@@ -214,6 +253,9 @@ class RayExecutor:
         if self.started:
             ray.shutdown()
             self.started = False
+        if self.own is not None:
+            self.own.close()
+            self.own = None
 
     def run(self, plan: Sequence[AttemptSpec], work: Work[T], done: Done[T],
             watch: Watch | None = None) -> None:

@@ -91,7 +91,11 @@ def with_gateway_figures(output: DriverOutput, calls: Sequence[CallRecord],
     printed (or a tool wrote to its stdout) reaches a figure of record."""
     old = output.metrics
     totals = summarize(calls)
+    # what the agent's parser said of its own figures (a lower bound, refused) describes
+    # the reported_* figures now, not the measured ones
     engine = {**old.engine, "gateway": {**totals, "tolerance": TOLERANCE_NOTE,
+                                        "reported_partial": dict(old.partial),
+                                        "reported_rejected": dict(old.rejected),
                                         "calls_detail": [c.to_json() for c in calls]}}
     source = totals["tokens_source"]
     metrics = measured(
@@ -111,7 +115,11 @@ def with_gateway_figures(output: DriverOutput, calls: Sequence[CallRecord],
     flagged = {}
     for name, tolerance in (("input_tokens", TOKEN_TOLERANCE),
                             ("output_tokens", TOKEN_TOLERANCE), ("cost_usd", COST_TOLERANCE)):
-        if _disagrees(reported[name], getattr(metrics, name), tolerance):
+        # once the agent's parser stopped counting (at its first tool: old.partial), every
+        # count it reported is a lower bound, which disagrees only by exceeding the measure
+        low = bool(old.partial)
+        if _disagrees(reported[name], getattr(metrics, name), tolerance) and (
+                not low or reported[name] > getattr(metrics, name)):
             flagged[name] = (f"{agent} reported {reported[name]}, the gateway measured "
                              f"{getattr(metrics, name)} (tolerance {TOLERANCE_NOTE})")
     metrics = replace(metrics, reported=reported, disagreement=flagged)

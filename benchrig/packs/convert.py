@@ -7,6 +7,7 @@ Everything here is pure text in, text out, so an import is byte-for-byte reprodu
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -14,12 +15,15 @@ from typing import Any
 import yaml
 
 from benchrig.core.errors import BenchRigError
+from benchrig.textsafe import printable
 
 PER_ASSERTION, PER_PROBLEM = "assertion", "problem"
 # HumanEval and MBPP rate no difficulty; the task format requires one.
 DIFFICULTY = "medium"
 TIMEOUT_S = 120
 CHECK_TIMEOUT_S = 10
+# What a record's id may be: it names files and is written into generated code (as a literal).
+SOURCE_ID = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}/[0-9]{1,6}")
 
 
 class PackError(BenchRigError):
@@ -37,6 +41,7 @@ class Converted:
     reference: str
     broken: str
     split: str  # PER_ASSERTION or PER_PROBLEM
+    dropped: int = 0  # assertions that never touch the candidate, left out at import
 
 
 def fenced(code: str) -> str:
@@ -73,6 +78,19 @@ def _asserts(source: str, statements: list[ast.stmt], indent: int) -> list[str] 
     return found or None
 
 
+def _touching(segments: list[str], names: set[str]) -> list[str]:
+    """The assertions that read one of `names` (the candidate's): `assert True, …` tests no
+    code, so as a check it would pass for any stub."""
+    return [s for s in segments
+            if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(ast.parse(s)))]
+
+
+def _identifier(name: str, what: str, source_id: str) -> str:
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise PackError(f"{source_id}: {what} {name[:80]!r} is not a Python name")
+    return name
+
+
 def _assertion_tests(segments: list[str], prelude: str) -> str:
     width = max(2, len(str(len(segments))))
     return "".join(f"\n\ndef test_assert_{n:0{width}d}() -> None:\n{prelude}    {segment}\n"
@@ -82,7 +100,19 @@ def _assertion_tests(segments: list[str], prelude: str) -> str:
 def _test_head(doc: str, names: tuple[str, ...]) -> str:
     # By name, not `from solution import *`: a star-import would also bind the modules the
     # candidate imports (`import math`), and a module cannot cross the sandbox boundary.
-    return f'"""{doc}"""\n\nfrom solution import {", ".join(names)}\n\n'
+    # The docstring is a literal (repr), never text spliced between quotes: a record's id
+    # is data and must not become code that runs on the host at `verify`.
+    return f'{doc!r}\n\nfrom solution import {", ".join(names)}\n\n'
+
+
+def _helpers(prompt: str, entry: str) -> str:
+    """The prompt's own imports and helper definitions (all but the entry point), as code for
+    the test: the test uses the trusted `poly` or `encode_cyclic`, never the candidate's."""
+    keep = [n for n in ast.parse(prompt).body
+            if isinstance(n, ast.Import | ast.ImportFrom)
+            or (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                and n.name != entry)]
+    return "".join(ast.unparse(n) + "\n\n" for n in keep)
 
 
 def _defined(code: str) -> list[str]:
@@ -98,25 +128,31 @@ def humaneval(problem: dict[str, Any], pack: str = "humaneval") -> Converted:
         source_id, prompt = str(problem["task_id"]), str(problem["prompt"])
         entry, test = str(problem["entry_point"]), str(problem["test"])
         solution = str(problem["canonical_solution"])
+        if not SOURCE_ID.fullmatch(source_id):
+            raise ValueError(f"task_id {source_id[:80]!r} is not <name>/<number>")
         number = int(source_id.rsplit("/", 1)[-1])
         tree = ast.parse(test)
-        # the tests call helpers the prompt defines beside the entry point (poly, encode_cyclic)
-        helpers = tuple(n for n in _defined(prompt) if n != entry)
-    except (KeyError, ValueError, SyntaxError) as exc:
-        raise PackError(f"{problem.get('task_id', '?')}: not a HumanEval record: "
-                        f"{type(exc).__name__}: {exc}") from None
+        # the tests call helpers the prompt defines beside the entry point (poly,
+        # encode_cyclic): the prompt's own definitions, trusted, go into the test
+        helpers = _helpers(prompt, entry)
+    except (KeyError, ValueError, SyntaxError, RecursionError, MemoryError) as exc:
+        shown = printable(str(problem.get("task_id", "?")), 80)
+        raise PackError(f"{shown}: not a HumanEval record: {type(exc).__name__}: "
+                        f"{printable(str(exc), 200)}") from None
     task_id = f"{pack}-{number:03d}"
+    _identifier(entry, "entry_point", source_id)
     checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
-    if len(checks) != 1 or not entry.isidentifier():
+    if len(checks) != 1:
         raise PackError(f"{source_id}: its test defines no single check(candidate)")
     argument = checks[0].args.args[0].arg if checks[0].args.args else "candidate"
-    segments = _asserts(test, checks[0].body, 4)
+    found = _asserts(test, checks[0].body, 4)
+    segments = _touching(found, {argument, entry}) if found else None
     body = (f"# {source_id}: {entry}\n\nComplete the Python function `{entry}` below. Keep the "
             "code given (its imports, the signature and any helper functions) and write the "
             "body the docstring describes.\n\n" + fenced(prompt))
     head = _test_head(f"{source_id}'s own test, check({argument}), "
                       + ("one check per assertion." if segments else "as one check."),
-                      (entry, *helpers))
+                      (entry,)) + helpers
     if segments:
         tests = _assertion_tests(segments, f"    {argument} = {entry}\n")
     else:
@@ -127,7 +163,8 @@ def humaneval(problem: dict[str, Any], pack: str = "humaneval") -> Converted:
         test=head + test.strip("\n") + "\n" + tests,
         reference=fenced(prompt + solution),
         broken=fenced(prompt.rstrip("\n") + "\n    raise NotImplementedError\n"),
-        split=PER_ASSERTION if segments else PER_PROBLEM)
+        split=PER_ASSERTION if segments else PER_PROBLEM,
+        dropped=len(found) - len(segments) if found and segments else 0)
 
 
 def _signatures(code: str, names: tuple[str, ...]) -> str:
@@ -152,11 +189,14 @@ def mbpp(record: dict[str, Any], pack: str = "mbpp") -> Converted:
         code = str(record["code"]).replace("\r\n", "\n")
         tests = [str(t).replace("\r\n", "\n").strip() for t in record["test_list"]]
         setup = str(record.get("test_setup_code") or "").replace("\r\n", "\n").strip()
+        if type(record["task_id"]) is not int or not 0 <= record["task_id"] < 10**6:
+            raise ValueError(f"task_id {str(record['task_id'])[:80]!r} is not a number")
         defined = _defined(code)
         used = {n.id for t in tests for n in ast.walk(ast.parse(t)) if isinstance(n, ast.Name)}
-    except (KeyError, TypeError, ValueError, SyntaxError) as exc:
-        raise PackError(f"{record.get('task_id', '?')}: not an MBPP record: "
-                        f"{type(exc).__name__}: {exc}") from None
+    except (KeyError, TypeError, ValueError, SyntaxError, RecursionError, MemoryError) as exc:
+        shown = printable(str(record.get("task_id", "?")), 80)
+        raise PackError(f"{shown}: not an MBPP record: {type(exc).__name__}: "
+                        f"{printable(str(exc), 200)}") from None
     entries = tuple(name for name in defined if name in used)
     source_id, task_id = f"MBPP/{number}", f"{pack}-{number:03d}"
     if not tests or not entries:
@@ -165,8 +205,9 @@ def mbpp(record: dict[str, Any], pack: str = "mbpp") -> Converted:
     body = (f"# {source_id}: {entries[0]}\n\n{text}\n\nYour code should pass these tests:\n\n"
             + fenced(shown))
     each = [_asserts(t, ast.parse(t).body, 0) for t in tests]
-    segments = [s for found in each for s in found or ()]
-    faithful = all(found is not None and len(found) == 1 for found in each)
+    every = [s for found in each for s in found or ()]
+    segments = _touching(every, set(entries))
+    faithful = bool(segments) and all(found is not None and len(found) == 1 for found in each)
     head = _test_head(f"{source_id}'s own tests (test_list), "
                       + ("one check per assertion." if faithful else "as one check."), entries)
     head += f"{setup}\n" if setup else ""
@@ -179,4 +220,5 @@ def mbpp(record: dict[str, Any], pack: str = "mbpp") -> Converted:
         id=task_id, source_id=source_id, task=task_text(_meta(task_id, pack, entries), body),
         test=head.rstrip("\n") + "\n" + checks, reference=fenced(code),
         broken=fenced(_signatures(code, entries)),
-        split=PER_ASSERTION if faithful else PER_PROBLEM)
+        split=PER_ASSERTION if faithful else PER_PROBLEM,
+        dropped=len(every) - len(segments) if faithful else 0)

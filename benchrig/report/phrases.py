@@ -153,6 +153,13 @@ def table_cells(row: ModelRow) -> list[str]:
         rate += f", {errors_text(row.uncounted_errors)}"
     return [
         row.model, row.agent, str(row.runs), rate,
-        _num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
-        _num(row.ttft_ms, ".0f"), _num(row.wall_s, ".2f"), _num(row.cost_usd, ".5f"),
+        _noted(_num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
+               row.tokens_per_s_caveat),
+        _num(row.ttft_ms, ".0f"), _num(row.wall_s, ".2f"),
+        _noted(_num(row.cost_usd, ".5f"), row.cost_caveat),
     ]
+
+
+def _noted(cell: str, caveat: str) -> str:
+    """A mean with what it takes as partial or lacks as rejected: never silently."""
+    return f"{cell} ({caveat})" if caveat else cell

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Callable, Iterable
 
 from benchrig.attempts import Result
 from benchrig.core.errors import counts_against_model
@@ -15,7 +17,41 @@ from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import Rate
 from benchrig.suites import SUITES
-from benchrig.textsafe import label
+from benchrig.textsafe import PRINT_CAP, label, printable
+
+# A spreadsheet runs a cell that starts with one of these as a formula (a tab or a carriage
+# return first, then one of them, is read so too; printable has made those visible).
+_FORMULA_START = frozenset("=+-@")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def cell(value: object) -> str:
+    """Any value as a CSV cell: None empty, a bool `true`/`false`, a number as written; text
+    printable and, when it would start a formula and is not a number, behind a `'`. Every
+    cell of every CSV BenchRig writes goes through here, so no column can forget it."""
+    kind = type(value)
+    if kind is str:  # most cells: names already made printable, figures already formatted
+        text = str(value)
+        if not (len(text) <= PRINT_CAP and text.isascii() and text.isprintable()):
+            text = printable(text)
+    elif value is None:
+        return ""
+    elif kind is bool:
+        return "true" if value else "false"
+    elif kind is int or kind is float:
+        return str(value)
+    else:
+        text = printable(str(value))
+    if text[:1] in _FORMULA_START and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
+
+
+def writer(out: io.StringIO) -> Callable[[Iterable[object]], None]:
+    """A CSV row writer that puts every value through `cell`."""
+    rows = csv.writer(out, lineterminator="\n")
+    return lambda values: rows.writerow([cell(v) for v in values])
+
 
 CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
                "no_test", "pass_rate",
@@ -24,10 +60,10 @@ CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_c
 
 def render_table(rows: list[ModelRow]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    write = writer(out)
+    write(CSV_COLUMNS)
     for r in rows:
-        writer.writerow([r.model, r.agent, r.runs, r.passed, r.failed, r.errors,
+        write([r.model, r.agent, r.runs, r.passed, r.failed, r.errors,
                          r.counted_errors, r.no_test,
                          "" if r.pass_rate is None else f"{r.pass_rate:.4f}",
                          "" if r.tokens_per_s is None else f"{r.tokens_per_s:.3f}",
@@ -135,13 +171,13 @@ def render_report(report: Report) -> str:
     found = windows(f for f in contexts if f is not None)
     columns += step_columns(found)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table[0] + columns)
+    write = writer(out)
+    write(table[0] + columns)
     for base, card in zip(table[1:], cards, strict=True):
         row = card_columns(card)
         if "context" in card.suites:
             row |= step_values(card.suites["context"].context, found)
-        writer.writerow(base + [row.get(c, "") for c in columns])
+        write(base + [row.get(c, "") for c in columns])
     return out.getvalue()
 
 
@@ -151,45 +187,29 @@ ATTEMPT_COLUMNS = ["model", "agent", "driver", "provider", "label", "suite", "ta
                    "temperature", "max_tokens", "context_size", "think", "wall_s", "ttft_ms",
                    "tokens_per_s", "prefill_tokens_per_s", "input_tokens", "output_tokens",
                    "cost_usd"]
-_FORMULA = ("=", "+", "-", "@")  # a spreadsheet runs a cell that starts so as a formula
-
-
-def _text(value: object) -> str:
-    """A name from a result as a cell: printable, and never read as a formula."""
-    if value is None:
-        return ""
-    text = label(value)
-    return "'" + text if text.startswith(_FORMULA) else text
-
-
-def _figure(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
+def _name(value: object) -> str | None:
+    """A name from a result, short (textsafe.label); `cell` guards it as any text."""
+    return None if value is None else label(value)
 
 
 def render_attempts(results: list[Result]) -> str:
     """`--format csv --per-attempt`: one row per result, figures as measured (implausible
     ones empty), names printable."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(ATTEMPT_COLUMNS)
+    write = writer(out)
+    write(ATTEMPT_COLUMNS)
     for r in results:
         settings, metrics = r["settings"], credible(r["metrics"])
         error = r["error"] if isinstance(r.get("error"), dict) else {}
-        writer.writerow([
-            *(_text(r.get(k)) for k in ("model", "agent", "driver", "provider", "label",
+        write([
+            *(_name(r.get(k)) for k in ("model", "agent", "driver", "provider", "label",
                                          "suite", "task", "task_hash")),
-            _figure(r.get("run_index")), _text(r["run_id"]), _text(r["started_at"]),
-            r["result"], _text(error.get("kind")), _figure(counts_against_model(r)),
-            _figure(r["checks"]["passed"]), _figure(r["checks"]["total"]),
-            _figure(r["truncated"]), _text(r["finish_reason"]),
-            *(_figure(settings.get(k)) for k in ("temperature", "max_tokens",
-                                                 "context_size", "think")),
-            *(_figure(metrics.get(k)) for k in ("wall_s", "ttft_ms", "tokens_per_s",
-                                                "prefill_tokens_per_s", "input_tokens",
-                                                "output_tokens", "cost_usd")),
+            r.get("run_index"), _name(r["run_id"]), _name(r["started_at"]), r["result"],
+            _name(error.get("kind")), counts_against_model(r), r["checks"]["passed"],
+            r["checks"]["total"], r["truncated"], _name(r["finish_reason"]),
+            *(settings.get(k) for k in ("temperature", "max_tokens", "context_size", "think")),
+            *(metrics.get(k) for k in ("wall_s", "ttft_ms", "tokens_per_s",
+                                       "prefill_tokens_per_s", "input_tokens",
+                                       "output_tokens", "cost_usd")),
         ])
     return out.getvalue()

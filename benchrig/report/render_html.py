@@ -124,6 +124,31 @@ def _figure(value: Any, fmt: str) -> str:
     return "—" if value is None else format(value, fmt)
 
 
+def _why(reasons: dict[str, Any], name: str) -> str:
+    return escape(printable(str(reasons[name]), MESSAGE))
+
+
+def _figures(metrics: Json) -> str:
+    """TTFT and decode rate as the summary counts them (`grouping` made them credible): a
+    figure refused as impossible, by the driver or by the report, says so and why."""
+    reasons = metrics.get("rejected")
+    reasons = reasons if isinstance(reasons, dict) else {}
+    shown = []
+    for name, title, fmt, unit in (("ttft_ms", "TTFT", ".0f", " ms"),
+                                   ("tokens_per_s", "decode", ".1f", " t/s")):
+        if name in reasons:
+            shown.append(f'{title} <span class="rejected" title="{_why(reasons, name)}">'
+                         "rejected</span>")
+        else:
+            shown.append(f"{title} {_figure(metrics.get(name), fmt)}{unit}")
+    if reasons:  # a result file could list thousands: the first few say enough
+        listed = "; ".join(f"{escape(label(name))}: {_why(reasons, name)}"
+                           for name in list(reasons)[:8])
+        more = f"; {len(reasons) - 8} more" if len(reasons) > 8 else ""
+        shown.append(f"rejected as impossible, not counted: {listed}{more}")
+    return " · ".join(shown)
+
+
 def _attempt(result: Json) -> Markup:
     """One attempt's drill-down, written here rather than in the template: ten thousand of
     them are most of a report's time, and this is a fifth of the template's. Every text from
@@ -147,8 +172,7 @@ def _attempt(result: Json) -> Markup:
         parts.append(f'<p class="error">error {escape(text)}{counted}</p>')
     parts.append(_checks(result))
     parts.append(
-        f'<p class="meta">TTFT {_figure(metrics.get("ttft_ms"), ".0f")} ms · decode '
-        f'{_figure(metrics.get("tokens_per_s"), ".1f")} t/s · task '
+        f'<p class="meta">{_figures(metrics)} · task '
         f'{escape(label(result["task_hash"])[:19])}… · transcript '
         f'{escape(label(result.get("transcript_file") or "—"))}</p>'
         f'<pre class="excerpt">'

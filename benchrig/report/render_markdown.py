@@ -8,6 +8,7 @@ from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
 from benchrig.report.build import Report
 from benchrig.report.grouping import Group
+from benchrig.report.markdown import Md, header, row, text
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
     ERRORS_NOTE,
@@ -30,8 +31,7 @@ from benchrig.textsafe import label
 
 
 def render_table(rows: list[ModelRow]) -> str:
-    lines = ["| " + " | ".join(TABLE_HEADERS) + " |", "|" + "---|" * len(TABLE_HEADERS)]
-    lines += ["| " + " | ".join(table_cells(r)) + " |" for r in rows]
+    lines = [*header(TABLE_HEADERS), *(row(table_cells(r)) for r in rows)]
     if any(r.errors for r in rows):
         lines += ["", ERRORS_NOTE[0].upper() + ERRORS_NOTE[1:] + "."]
     return "\n".join(lines) + "\n"
@@ -59,11 +59,11 @@ def _task_rows(group: Group, card: ModelCard) -> list[str]:
         ttft = mean_metric(metrics, "ttft_ms")
         rate = mean_metric(metrics, "tokens_per_s")
         prefill = mean_metric(metrics, "prefill_tokens_per_s")
-        rows.append(" | ".join([
-            "", suite, task, str(len(attempts)), passed, checks_text,
+        rows.append(row([
+            suite, task, str(len(attempts)), passed, checks_text,
             f"{WARN} {cut}" if cut else "0",
             seconds(None if ttft is None else ttft / 1000),
-            tps(rate, any_floored(metrics)), tps(prefill), ""]).strip())
+            tps(rate, any_floored(metrics)), tps(prefill)]))
     return rows
 
 
@@ -74,10 +74,9 @@ def _step_tables(card: ModelCard) -> list[str]:
         return []
     lines: list[str] = []
     for task in dict.fromkeys(s.task for s in context.steps):
-        lines += ["", f"Context windows of `{task}` (spill point: {context.spill}):", "",
-                  "| " + " | ".join(STEP_HEADERS) + " |", "|" + "---|" * len(STEP_HEADERS)]
-        lines += ["| " + " | ".join(step_cells(s)) + " |" for s in context.steps
-                  if s.task == task]
+        lines += ["", f"Context windows of {text(task)} (spill point: "
+                  f"{text(context.spill)}):", "", *header(STEP_HEADERS)]
+        lines += [row(step_cells(s)) for s in context.steps if s.task == task]
     return lines
 
 
@@ -87,24 +86,24 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
              "before the answer was complete (`truncated_runs`); `~` marks a decode rate "
              "computed over the 0.001 s floor."]
     for card, group in zip(cards, groups, strict=True):
-        lines += ["", f"### {card.model} · {card.agent}", "",
-                  "| suite | score | runs | detail | avg TTFT | truncated |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", f"### {text(card.model)} · {text(card.agent)}", "",
+                  *header(["suite", "score", "runs", "detail", "avg TTFT", "truncated"])]
         composite = "—" if card.composite is None else rate_text(card.composite,
                                                                    card.composite_span)
         runs = max((s.runs for s in card.suites.values()), default=0)
-        lines.append(f"| **composite** | **{composite}** | {runs} | mean of "
-                     f"{', '.join(card.composite_suites) or '—'} | {seconds(card.avg_ttft_s)}"
-                     f"{f' ({MIXED_TTFT})' if 'context' in card.suites else ''} | "
-                     f"{f'{WARN} {card.truncated}' if card.truncated else '0'} |")
+        lines.append(row([
+            Md("**composite**"), Md(f"**{text(composite)}**"), str(runs),
+            f"mean of {', '.join(card.composite_suites) or '—'}",
+            f"{seconds(card.avg_ttft_s)}{f' ({MIXED_TTFT})' if 'context' in card.suites else ''}",
+            f"{WARN} {card.truncated}" if card.truncated else "0"]))
         for suite in card.suites.values():
             score = rate_text(suite.score, suite.score_span) if suite.score is not None else "—"
             cut = f"{WARN} {suite.truncated}" if suite.truncated else "0"
-            lines.append(f"| {suite.suite} | {score} | {suite.runs} | "
-                         f"{suite_detail(suite, with_rate=False)} | "
-                         f"{seconds(suite.avg_ttft_s)} | {cut} |")
-        lines += ["", "| suite | task | attempts | passed | checks | truncated | avg TTFT | "
-                  "decode | prefill |", "|---|---|---|---|---|---|---|---|---|"]
+            lines.append(row([suite.suite, score, str(suite.runs),
+                              suite_detail(suite, with_rate=False),
+                              seconds(suite.avg_ttft_s), cut]))
+        lines += ["", *header(["suite", "task", "attempts", "passed", "checks", "truncated",
+                               "avg TTFT", "decode", "prefill"])]
         lines += _task_rows(group, card)
         lines += _step_tables(card)
     return "\n".join(lines) + "\n"

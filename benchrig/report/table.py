@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
-from benchrig.metrics import any_floored, mean_metric
+from benchrig.metrics import any_floored, caveat, mean_metric
 from benchrig.report.grouping import Group
 from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
@@ -28,6 +28,9 @@ class ModelRow:
     wall_s: float | None
     cost_usd: float | None
     counted_errors: int = 0  # errors of the model's own doing (timeouts): in the rate
+    # how many attempts' figures the mean takes as partial or lacks as rejected
+    tokens_per_s_caveat: str = ""
+    cost_caveat: str = ""
 
     @property
     def scored(self) -> int:
@@ -66,5 +69,7 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             ttft_ms=mean_metric(metrics, "ttft_ms"),
             wall_s=mean_metric(metrics, "wall_s"),
             cost_usd=mean_metric(metrics, "cost_usd"),
+            tokens_per_s_caveat=caveat(metrics, "tokens_per_s"),
+            cost_caveat=caveat(metrics, "cost_usd"),
         ))
     return rows

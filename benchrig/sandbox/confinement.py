@@ -365,10 +365,12 @@ TREE_WALK_MAX = 256  # processes a CPU reading visits: a fork-and-exit chain is 
 
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + sys) of `pid` and every live descendant, as the kernel counts
-    them (nothing the processes say): each thread's run time (`schedstat`, ns), plus what
-    children already reaped had used (`cutime` + `cstime` in `stat`, clock ticks). A
-    process the kernel reaped by itself (its parent ignored SIGCHLD) is not in it, nor
-    are processes beyond the first TREE_WALK_MAX visited."""
+    them (nothing the processes say): each process's CPU clock, which keeps the time of its
+    threads that have ended (a thread's own `schedstat` goes with it: summing live threads
+    only let work done in a joined thread vanish), else its `stat` utime + stime; plus what
+    children already reaped had used (`cutime` + `cstime`, clock ticks). A process the
+    kernel reaped by itself (its parent ignored SIGCHLD) is not in it, nor are processes
+    beyond the first TREE_WALK_MAX visited."""
     tick = os.sysconf("SC_CLK_TCK")
     total_ns, ticks = 0, 0
     pending, seen = [pid], set[int]()
@@ -381,9 +383,10 @@ def tree_cpu_s(pid: int) -> float:
             with open(f"/proc/{current}/stat", "rb") as handle:
                 fields = handle.read().rpartition(b")")[2].split()
             ticks += int(fields[13]) + int(fields[14])  # cutime, cstime (fields 16, 17)
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/schedstat", "rb") as handle:
-                    total_ns += int(handle.read().split()[0])
+            try:  # ns, every thread it ever had (CPUCLOCK_SCHED of the whole process)
+                total_ns += time.clock_gettime_ns(((~current) << 3) | 2)
+            except OSError:
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile: its parent's cutime has it once reaped
         pending += children_of(current)

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import json
 import marshal
+import math
 import os
 import select
 import signal
@@ -25,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from benchrig.core.errors import SandboxError
 from benchrig.sandbox import child, codec, confinement, proof
@@ -321,24 +322,31 @@ class CandidateProcess:
         with contextlib.suppress(OSError, AttributeError):  # Linux 5.3+
             self._exit_fd = os.pidfd_open(self.proc.pid)
 
-    def ready(self) -> dict[str, Any]:
-        """The sandbox's first words, sent before any candidate code runs (read once)."""
+    def ready(self, until: float = math.inf) -> dict[str, Any]:
+        """The sandbox's first words, sent before any candidate code runs (read once).
+
+        Waited for at most STARTUP_TIMEOUT_S, and never past `until` (time.monotonic: the
+        attempt's end): a start-up still under way then raises CandidateTimeout, the
+        attempt's timeout and not the sandbox's failure; the caller stops this process."""
         if self.hello is None:
-            self.hello = self._hello()
+            self.hello = self._hello(until)
         return self.hello
 
-    def _hello(self) -> dict[str, Any]:
+    def _hello(self, until: float) -> dict[str, Any]:
         began = time.monotonic()  # a generous allowance: no candidate code has run yet
+        deadline = min(began + STARTUP_TIMEOUT_S, until)
         try:
-            size = int.from_bytes(self._read(4, began + STARTUP_TIMEOUT_S), "big")
-            hello = json.loads(self._read(min(size, 4096), began + STARTUP_TIMEOUT_S))
+            size = int.from_bytes(self._read(4, deadline), "big")
+            hello = json.loads(self._read(min(size, 4096), deadline))
             if size > 4096 or type(hello) is not dict or type(hello.get("hello")) is not dict:
                 raise ValueError("not a hello")
+        except CandidateTimeout:
+            if deadline < began + STARTUP_TIMEOUT_S:  # the attempt ended first
+                raise CandidateTimeout("timed out (the sandbox was still starting at the "
+                                       "attempt's end)") from None
+            self._refuse("timed out")
         except (CandidateFailure, ValueError) as exc:
-            self.stop()
-            proof.forget()  # the next process tries the confinement again
-            why = self.stderr.text().strip() or str(exc)
-            raise SandboxError(f"the sandbox did not start: {why[-2000:]}") from None
+            self._refuse(str(exc))
         said = dict(hello["hello"])
         uid, pid = self.box.uid, said.get("pid")
         problem = None
@@ -351,6 +359,13 @@ class CandidateProcess:
             proof.forget()
             raise SandboxError(f"the sandbox is not confined as expected: {problem}")
         return said
+
+    def _refuse(self, reason: str) -> NoReturn:
+        """The sandbox did not start: BenchRig's failure, never a verdict."""
+        self.stop()
+        proof.forget()  # the next process tries the confinement again
+        why = self.stderr.text().strip() or reason
+        raise SandboxError(f"the sandbox did not start: {why[-2000:]}") from None
 
     def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply, at most `timeout_s` seconds."""

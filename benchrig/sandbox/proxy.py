@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,15 +230,19 @@ class RemoteObject:
 class RemoteModule:
     """Module `solution` as the tests import it: by name, or `from solution import *`."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, bindable: Collection[str] | None = None) -> None:
         self._session = session
         self._cache: dict[str, Any] = {}
         self._star_imported = False
+        # the names a star-import may bind: those the test file reads and does not define
+        self._bindable = bindable
 
     @property
     def __all__(self) -> list[str]:
-        """The candidate module's public names (its own `__all__` when it has one): what a
-        star-import binds, each then fetched as a named import is. Never raises
+        """The candidate module's public names (its own `__all__` when it has one) that the
+        test may take from it: what a star-import binds, each then fetched as a named import
+        is. Never a builtin, nor (given `bindable`) a name the test defines or does not use:
+        an `__all__` listing `abs` or `isinstance` would replace the test's own. Never raises
         AttributeError: Python would then fall back to `__dict__` and bind nothing."""
         self._session.start()
         exports = self._session.exports
@@ -246,7 +250,8 @@ class RemoteModule:
             raise ImportError(f"from solution import *: {MODULE} {exports.problem}",
                               name="solution")
         self._star_imported = True
-        return list(exports.names)
+        return [name for name in exports.names if not hasattr(builtins, name)
+                and (self._bindable is None or name in self._bindable)]
 
     def missing(self, name: str) -> str | None:
         """Why a name the test file uses is defined nowhere, when the candidate was to

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchrig.checks.extract import extract_code, truncation_message
 from benchrig.thinking import split_thinking
 
@@ -119,3 +121,39 @@ def test_blocks_are_not_merged_when_neither_parses_as_one() -> None:
 def test_a_cut_answer_whose_only_fence_is_in_a_docstring_is_truncated() -> None:
     cut = DOCUMENTED.split("    \"\"\"\n    return")[0]
     assert extract_code(f"```python\n{cut}", ("f",), hit_token_limit=True).truncated
+
+
+# Nested past the parser's depth: ast.parse raises RecursionError (3.11) or MemoryError.
+NESTED = "x = " + "-" * 3000 + "1"
+
+
+def test_an_answer_nested_past_the_parsers_depth_is_read_not_raised() -> None:
+    for text in (NESTED, f"```python\n{NESTED}\n```", f"```\n{NESTED}\n", f"{CODE}\n{NESTED}",
+                 f"```python\ndef f(x):\n    return {'-' * 3000}1\n```"):
+        extract_code(text, ("f",))  # the model's text: no exception escapes
+
+
+def test_a_check_that_crashes_on_the_answer_fails_it_with_the_reason(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever reading the model's answer raises is the model's failure, counted, never a
+    harness error (which would leave the pass rate)."""
+    from benchrig.checks import code
+    from benchrig.checks.judge import judge
+    from benchrig.core.settings import Settings
+    from benchrig.core.transcript import Transcript
+    from benchrig.spec import load_task
+    from tests.conftest import TASKS
+
+    task = load_task(TASKS / "lru-cache.md")
+    verdict = judge(task, Transcript(answer=NESTED), Settings())
+    assert verdict.result == "fail" and len(verdict.details) == len(task.test_names)
+
+    def explode(*_: object, **__: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded\x1b[2J")
+
+    monkeypatch.setattr(code, "extract_code", explode)
+    verdict = judge(task, Transcript(answer="anything"), Settings())
+    assert verdict.result == "fail"
+    assert verdict.notes == ("the answer could not be read: RecursionError: maximum recursion "
+                             "depth exceeded\\x1b[2J")
+    assert all(not d.passed for d in verdict.details)

@@ -166,3 +166,26 @@ def test_a_filler_with_digits_is_refused(tmp_path: Path) -> None:
                     encoding="utf-8")
     with pytest.raises(TaskError, match="body: the filler may hold no digits"):
         load_task(path)
+
+
+@given(codes, st.integers(1, 99_999), st.sampled_from([
+    "{a} or {b}", "The code is {a} or {b}.", "Either {b} or {a}.", "{a} (or maybe {b})",
+    "{a}, {b}", "It is {a}. It might also be {b}.", "Candidates: {a} and {b}.",
+    "{b}? {a}?"]))
+def test_an_answer_offering_another_code_fails(code: int, delta: int, style: str) -> None:
+    other = code + delta if code + delta <= 999_999 else code - delta
+    assert not judged(style.format(a=code, b=other), code)
+
+
+@given(codes, st.integers(1, 99_999))
+def test_another_code_rejected_or_other_numbers_beside_the_code_pass(code: int,
+                                                                     delta: int) -> None:
+    other = code + delta if code + delta <= 999_999 else code - delta
+    for answer in (f"The code is {code}, not {other}.", f"The code in the 4096-token text is "
+                   f"{code}.", f"{code} (section 3, line 12)", f"Code: {code:,}"):
+        assert judged(answer, code), answer
+
+
+def test_the_alternatives_named_in_the_issue_fail() -> None:
+    assert not judged("482913 or 482931", 482913)
+    assert judged("482913", 482913)

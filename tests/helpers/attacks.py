@@ -28,7 +28,102 @@ class Attack:
     degraded_gives_up: str | None = None
     unsafe_for_shared_uid: bool = False  # would hit the host user's own processes or files
     judge_bounded: bool = False  # each check must end by its deadline, the host's memory bounded
+    on_time: bool = False  # each check must end by its deadline (the judge's CPU aside)
+    message: str | None = None  # what every failed check's message must say
+    tests: str | None = None  # the attack's own hidden tests (4 checks of `add`), if not the usual
+    cpu_at_least: float | None = None  # seconds of CPU the kernel must have counted for it
 
+
+STAR_TESTS = '''"""Acceptance tests for battery-add, star-imported: 4 checks."""
+
+from solution import *
+
+
+def close(a, b):
+    return abs(a - b) < 1e-9
+
+
+def test_close():
+    assert close(add(0.1, 0.2), 0.3)
+
+
+def test_abs():
+    assert abs(add(2, 3) - 5) < 1e-9
+
+
+def test_round():
+    assert round(add(1.25, 1.75)) == 3
+
+
+def test_sum():
+    assert sum([add(1, 1), add(2, 2)]) == 6
+'''
+
+SET_TESTS = '''"""Acceptance tests for battery-add, MBPP/2-style (set() of the answer): 4 checks."""
+
+from solution import add
+
+
+def test_set():
+    assert set(add([3, 4], [4, 5])) == {3, 4, 5}
+
+
+def test_frozenset():
+    assert frozenset(add([1], [2])) == frozenset({1, 2})
+
+
+def test_sorted_set():
+    assert sorted(set(add([2], [1]))) == [1, 2]
+
+
+def test_len_set():
+    assert len(set(add([1, 1], [1]))) == 1
+'''
+
+DICT_TESTS = '''"""Acceptance tests for battery-add that build a dict from the answer: 4 checks."""
+
+from solution import add
+
+
+def test_dict():
+    assert dict(add([1], [2])) == {1: 2}
+
+
+def test_keys():
+    assert sorted(dict(add([1, 3], [2, 4]))) == [1, 3]
+
+
+def test_values():
+    assert set(dict(add([1], [5])).values()) == {5}
+
+
+def test_len():
+    assert len(dict(add([], []))) == 0
+'''
+
+LOOP_TESTS = '''"""Acceptance tests for battery-add that loop on the answer: 4 checks."""
+
+from solution import add
+
+
+def test_loop():
+    total = 0
+    for _ in range(add(1, 2)):
+        total += 1
+    assert total == 3
+
+
+def test_small_numbers():
+    assert add(2, 3) == 5
+
+
+def test_negative():
+    assert add(-1, 1) == 0
+
+
+def test_large_numbers():
+    assert add(10**12, 1) == 10**12 + 1
+'''
 
 # A daemon: double fork with a new session, so only a sweep by uid or namespace finds it.
 DAEMON = """
@@ -452,7 +547,7 @@ def add(a, b):
     while view:
         view = view[os.write(int(sys.argv[3]), view):]
     return a + b
-""", "fail", (False,) * 4, judge_bounded=True),
+""", "fail", (False,) * 4, judge_bounded=True, message="too large"),
     # A copy the candidate forks that falls out of its code (here on purpose; in a fork
     # chain when a fork fails at the process limit) lands in the sandbox's request loop: it
     # must neither answer nor read the harness's requests, or a correct candidate fails.
@@ -461,4 +556,46 @@ import os
 if os.fork() == 0:
     raise RuntimeError("the forked copy falls out of the candidate's module")
 """ + CORRECT, "pass"),
+    # --- the test's own names: a star-import binds what the candidate's __all__ lists -----
+    # A wrong `add` and stand-ins for the builtins and the helper the test itself uses.
+    Attack("star-import-shadows-builtins", "replace builtins", """
+__all__ = ["add", "abs", "round", "sum", "close"]
+def abs(x):
+    return 0
+def round(x):
+    return 3
+def sum(items):
+    return 6
+def close(a, b):
+    return True
+""" + WRONG, "fail", (False,) * 4, tests=STAR_TESTS),
+    # --- make the judge pay: values that stall the test's own code --------------------------
+    # 150,000 distinct ints hashing to 0; MBPP/2's test calls set() on the answer in BenchRig's
+    # process: quadratic, in one C call no deadline can interrupt.
+    Attack("hash-flooded-list", "stall the judge", """
+def add(a, b):
+    return [k * ((1 << 61) - 1) for k in range(1, 150_001)]
+""", "fail", (False,) * 4, judge_bounded=True, message="share one hash", tests=SET_TESTS),
+    # The same ints as [key, value] pairs: the test's own dict() hashes members of inner
+    # lists, which no single collection's guard sees.
+    Attack("hash-flooded-pairs", "stall the judge", """
+def add(a, b):
+    return [[k * ((1 << 61) - 1), 0] for k in range(1, 150_001)]
+""", "fail", (False,) * 4, judge_bounded=True, message="share one hash", tests=DICT_TESTS),
+    # A value that keeps the test's own loop running: only the watchdog ends it.
+    Attack("test-loops-on-the-answer", "stall the judge", """
+def add(a, b):
+    return 10**15 if (a, b) == (1, 2) else a + b
+""", "fail", (False, True, True, True), on_time=True, message="timed out", tests=LOOP_TESTS),
+    # --- hide its cost: CPU burned in a thread that has ended --------------------------------
+    Attack("cpu-in-a-joined-thread", "hide its cost", """
+import threading, time
+def burn(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+worker = threading.Thread(target=burn, args=(0.4,))
+worker.start()
+worker.join()
+""" + CORRECT, "pass", cpu_at_least=0.35),
 ]

@@ -1,21 +1,20 @@
-"""The files the fixture agents' scenarios copy, staged where a confined fixture can read them.
+"""The files the fixture agents' scenarios copy, handed to them in their environment.
 
 Standard library only: bench/agents.py imports it too.
 """
 
 from __future__ import annotations
 
-import shutil
+import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = Path("tests") / "fixtures" / "solutions"
 
 
-def stage_files(folder: Path) -> Path:
-    """The files scenarios copy (tests/fixtures/solutions), staged under `folder`: a confined
-    fixture cannot see the checkout. Pass the result as FAKE_AGENT_FILES."""
-    staged = folder / "fixture-files"
-    if not staged.exists():
-        shutil.copytree(ROOT / SOLUTIONS, staged / SOLUTIONS)
-    return staged
+def stage_files(folder: Path | None = None) -> str:
+    """The files scenarios copy (tests/fixtures/solutions), as FAKE_AGENT_FILES carries them:
+    a JSON object of their texts by path. A confined fixture can see neither the checkout nor
+    the host's /tmp (`folder`, kept for callers, is no longer needed)."""
+    return json.dumps({str(SOLUTIONS / path.name): path.read_text()
+                       for path in sorted((ROOT / SOLUTIONS).iterdir()) if path.is_file()})

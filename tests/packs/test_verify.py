@@ -34,6 +34,9 @@ def test_verify_humaneval_passes_every_reference_and_fails_every_broken_answer(
     reference, broken = row(ran.stdout, "reference"), row(ran.stdout, "broken")
     assert reference[2:6] == ["164", "164", "0", "0"] and reference[-1] == "yes: 164/164 pass"
     assert broken[2:6] == ["164", "0", "164", "0"] and broken[-1] == "yes: 164/164 fail"
+    # `assert True, ...` tests no code: left out at import, so no stub passes a check
+    assert "48 assertion(s) that never touch the candidate were dropped" in ran.stdout
+    assert reference[6] == "1106/1106" and broken[6] == "0/1106"
     saved = Path(re.findall(r"saved in (\S+)", ran.stdout)[0])
     assert (saved / "table.md").read_text() in ran.stdout
     # in the pack's folder, which the runner hides from an agent: they hold the references

@@ -20,7 +20,7 @@ from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import scorecards
 from benchrig.report.table import model_rows
 from tests.conftest import benchrig
-from tests.helpers.agents import attempt
+from tests.helpers.agents import attempt, stream
 from tests.helpers.loopback import Loopback, Reply, ndjson
 from tests.helpers.ollama import FINAL, GOOD, done, line, routes
 from tests.helpers.ollama import request as ollama_request
@@ -31,17 +31,14 @@ from tests.helpers.scorecard_fixture import Builder
 @pytest.mark.slow
 def test_forged_agent_usage_is_null_with_reasons(monkeypatch: pytest.MonkeyPatch,
                                                  tmp_path: Path) -> None:
-    """A tool call can print to the agent's stdout: 9e15 output tokens and $1,000,000."""
+    """A tool call can print to the agent's stdout: 9e15 output tokens and $1,000,000. Those
+    come after the tool ran, so they are not counted at all (drivers.agent); the bounds still
+    hold for what an agent reports before (tests below)."""
     done = attempt(monkeypatch, tmp_path, "claude", "claude-forged-usage", "sonnet")
     m = done.metrics
-    assert m["output_tokens"] is None and m["output_tokens_source"] is None
-    assert m["tokens_per_s"] is None and m["cost_usd"] is None
-    assert m["thinking_tokens"] is None  # no share of a rejected count
-    assert "9e+15 in" in m["rejected"]["output_tokens"]
-    assert "decode ceiling" in m["rejected"]["output_tokens"]
-    assert m["rejected"]["tokens_per_s"] == "derived from the rejected output_tokens"
-    assert "1e+06 is outside" in m["rejected"]["cost_usd"]
-    assert m["input_tokens"] == 12 + 5120 + 5129  # the plausible figures stay
+    assert m["output_tokens"] == 240 and "output_tokens" in m["partial"]  # before the tool
+    assert m["tokens_per_s"] < 1e5 and m["cost_usd"] is None
+    assert "first tool ran" in m["rejected"]["cost_usd"]
     shown = benchrig("summary", str(tmp_path / "results"), results_dir=tmp_path / "results")
     assert shown.code == 0, shown.stderr
     rates = [float(n.replace(",", "")) for n in re.findall(r"[\d,]+\.\d+|\d+e\+\d+", shown.stdout)]
@@ -51,7 +48,10 @@ def test_forged_agent_usage_is_null_with_reasons(monkeypatch: pytest.MonkeyPatch
 def test_non_finite_agent_usage_is_null_with_reasons(monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
     """JSON's 1e400 is inf: unknown, and the result says what the agent sent."""
-    done = attempt(monkeypatch, tmp_path, "claude", "claude-inf-usage", "sonnet")
+    lines = stream("claude-inf-usage").splitlines()  # its figures before any tool ran
+    text = "\n".join(line for line in lines if '"tool_use"' not in line
+                     and '"tool_result"' not in line) + "\n"
+    done = attempt(monkeypatch, tmp_path, "claude", "claude-inf-usage", "sonnet", text=text)
     m = done.metrics
     assert (m["output_tokens"], m["tokens_per_s"], m["cost_usd"]) == (None, None, None)
     assert m["rejected"]["output_tokens"] == "inf is not a finite number of at least 0"

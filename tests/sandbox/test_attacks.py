@@ -166,6 +166,16 @@ def task(tmp_path_factory: pytest.TempPathFactory, canaries: Canaries) -> TaskSp
     return load_task(folder / "battery-add.md")
 
 
+def task_of(attack: Attack, usual: TaskSpec, folder: Path) -> TaskSpec:
+    """The battery's task, with the attack's own hidden tests when it brings them."""
+    if attack.tests is None:
+        return usual
+    name = f"battery-{attack.name}"
+    (folder / f"{name}.md").write_text(TASK.replace("id: battery-add", f"id: {name}"))
+    (folder / f"{name}.test.py").write_text(attack.tests)
+    return load_task(folder / f"{name}.md")
+
+
 MODES = ("full", "degraded")
 
 
@@ -254,8 +264,9 @@ def everything_said(report: CheckReport) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 def test_attack(attack: Attack, mode: tuple[str, SandboxPool], task: TaskSpec,
-                canaries: Canaries) -> None:
+                canaries: Canaries, tmp_path: Path) -> None:
     name, pool = mode
+    task = task_of(attack, task, tmp_path)
     confinement = pool.confinement
     if attack.unsafe_for_shared_uid and not confinement.dedicated_uid:
         pytest.skip("without a dedicated uid this attack would hit the host user's own "
@@ -283,11 +294,16 @@ def test_attack(attack: Attack, mode: tuple[str, SandboxPool], task: TaskSpec,
         message.encode("utf-8")  # a lone surrogate here would make the result write fail
         assert len(message) < 10_000, "a message the candidate blew up"
     assert report.sandbox["cleanup"] == "verified"
-    if attack.judge_bounded:  # the judge's own cost, measured on the host
+    if attack.message is not None:
+        assert all(attack.message in d.message for d in report.details if not d.passed), \
+            report.details
+    if attack.cpu_at_least is not None:  # as the kernel counted it, whatever it hid
+        assert report.sandbox["cpu_s"] >= attack.cpu_at_least, report.sandbox["cpu_s"]
+    if attack.judge_bounded or attack.on_time:
         late = [d for d in report.details
                 if d.duration_s > task.check_timeout_s + SANDBOX_START_ALLOWANCE_S]
         assert late == [], "a check outlived its deadline"
-        assert all("too large" in d.message for d in report.details), report.details
+    if attack.judge_bounded:  # the judge's own cost, measured on the host
         assert cpu_s < task.check_timeout_s, f"the judge spent {cpu_s:.1f} s of CPU"
         grew_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_kib) / 1024
         assert grew_mib < JUDGE_MEMORY_MIB, f"the judge's peak memory grew by {grew_mib:.0f} MiB"
@@ -325,7 +341,8 @@ def test_the_battery_covers_every_threat_of_the_issue() -> None:
                "replace modules", "always-equal", "hidden tests on disk", "environment",
                "host files", "sockets", "fork without bound", "allocate without bound",
                "fill the disk", "detached children", "ignore signals", "kill its parent",
-               "close its fds", "plant files", "plant symlinks", "limits"}
+               "close its fds", "plant files", "plant symlinks", "limits", "stall the judge",
+               "hide its cost"}
     assert {a.threat for a in ATTACKS} == threats
     assert len(ATTACKS) >= 25
     assert any(a.verdict == "pass" for a in ATTACKS) and any(a.verdict == "fail" for a in ATTACKS)

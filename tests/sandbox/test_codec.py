@@ -77,3 +77,27 @@ def test_subclasses_become_their_plain_base() -> None:
 def test_malformed_messages_are_refused(message: object) -> None:
     with pytest.raises(BoundaryError):
         decode(message)
+
+
+COLLIDING = [k * ((1 << 61) - 1) for k in range(1, 150_001)]  # every one hashes to 0
+
+
+@pytest.mark.parametrize("flood", [COLLIDING, tuple(COLLIDING), [(k,) for k in COLLIDING[:200]],
+                                   [[k] for k in COLLIDING[:100]] + COLLIDING[:100],
+                                   [[k, 0] for k in COLLIDING[:200]],
+                                   {str(n): k for n, k in enumerate(COLLIDING[:200])}],
+                         ids=["list", "tuple", "tuples-in-a-list", "mixed-with-unhashable",
+                              "pairs-for-dict()", "dict-values"])
+def test_a_list_or_tuple_flooding_one_hash_is_refused(flood: object) -> None:
+    # MBPP/2's own test calls set() on the answer in BenchRig's process: quadratic there,
+    # in one C call no deadline can interrupt. Refused at the boundary, as a set would be.
+    with pytest.raises(BoundaryError, match="share one hash"):
+        roundtrip(flood)
+
+
+def test_repeated_values_sharing_a_hash_still_cross() -> None:
+    # equal values are no flood (hash(-1) == hash(-2) too): plain answers keep crossing
+    for value in ([0] * 10_000, [-1, -2] * 5_000, tuple([1.0, 1, True] * 1000),
+                  [(1, 2)] * 1000, COLLIDING[:64] * 10, [[10**30, 1]] * 1000,
+                  [10**20 + n for n in range(10_000)], [[2**64 + n] for n in range(1000)]):
+        assert roundtrip(value) == value
