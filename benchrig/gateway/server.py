@@ -38,7 +38,7 @@ class Gateway:
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         # the gateway listens on loopback only: agents on this machine reach it, no one else
-        self._server = ThreadingHTTPServer((LOOPBACK, port), _Handler)
+        self._server = _Server((LOOPBACK, port), _Handler)
         self._server.daemon_threads = True
         self._server.gateway = self  # type: ignore[attr-defined]
         self.port: int = self._server.server_address[1]
@@ -87,6 +87,12 @@ class Gateway:
 
     def __exit__(self, *_: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    # the default backlog of 5 drops connections when an executor starts many agents at
+    # once (32 concurrent streams lost some under load)
+    request_queue_size = 256
 
 
 def route(path: str) -> tuple[str | None, str] | None:
