@@ -39,6 +39,15 @@ def plain_messages(messages: tuple[dict[str, Any], ...]) -> list[dict[str, str]]
     return out
 
 
+def finish_of(reason: str | None, called: bool, made: int, budget: int) -> str | None:
+    """The handler's finish reason, made true to its reply: it says `tool_calls` even when
+    the budget ran out before a call was written (seen with 1 token of room left, and pi
+    then stopped on a tool-use turn without a tool)."""
+    if reason == "tool_calls" and not called:
+        return "length" if made >= budget else "stop"
+    return reason
+
+
 class EmbeddedBackend:
     """A GGUF (`smollm2` or a path) loaded once; `load_s` is how long that took."""
 
@@ -116,11 +125,11 @@ class EmbeddedBackend:
         from benchrig.local.tools import tool_completion
 
         prompt_n = self._prompt_tokens(plain_messages(request.messages))
+        budget = self._budget(request, prompt_n)
         try:
             reply = tool_completion(self.llm, list(request.messages), list(request.tools),
                                     request.temperature if request.temperature is not None
-                                    else DEFAULT_TEMPERATURE,
-                                    self._budget(request, prompt_n), dict(SAMPLING))
+                                    else DEFAULT_TEMPERATURE, budget, dict(SAMPLING))
         except ValueError as exc:
             # the handler's prompt (the tools described in it) is longer than the plain one:
             # llama-cpp-python refuses it with "Requested tokens (N) exceed context window"
@@ -138,7 +147,9 @@ class EmbeddedBackend:
                                function.get("arguments") or "")
         usage = reply.get("usage") or {}
         perf = perf_counters(self.llm)
-        yield Done(choice.get("finish_reason"), input_tokens=usage.get("prompt_tokens"),
+        reason = finish_of(choice.get("finish_reason"), bool(message.get("tool_calls")),
+                           int(usage.get("completion_tokens") or 0), budget)
+        yield Done(reason, input_tokens=usage.get("prompt_tokens"),
                    output_tokens=usage.get("completion_tokens"),
                    prefill_ms=perf.get("prompt_ms") or None,
                    decode_ms=perf.get("predicted_ms") or None,
