@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.core",),
     ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
-     "benchrig.needle"),
+     "benchrig.needle", "benchrig.gateway"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.execute"),
     ("benchrig.context_run",),

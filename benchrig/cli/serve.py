@@ -1,13 +1,9 @@
-"""`benchrig serve`: the embedded model behind an OpenAI-compatible API."""
+"""`benchrig serve`: the model gateway, standalone, in front of the embedded model or an
+OpenAI-compatible server."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
-
-from benchrig.ui import error, info
-
-if TYPE_CHECKING:
-    pass
+from typing import Annotated
 
 from benchrig.cli.app import (
     Exit,
@@ -15,40 +11,52 @@ from benchrig.cli.app import (
     app,
     echo,
 )
+from benchrig.ui import error, info
 
 
-@app.command(short_help="Serve the embedded model over an OpenAI API.")
+@app.command(short_help="Serve a model through BenchRig's metering gateway.")
 def serve(
     model: Annotated[str, Option("--model", "-m",
-        help="smollm2 or the path to a .gguf file.")] = "smollm2",
+        help="smollm2, the path to a .gguf file, or script:<file> (a scripted stand-in); "
+             "with --upstream, the upstream model to ask for.")] = "smollm2",
     port: Annotated[int | None, Option(help="Port on 127.0.0.1 (default: a free one).")
                     ] = None,
     context_size: Annotated[int, Option(min=256, help="Context window.")] = 8192,
     threads: Annotated[int | None, Option(min=1,
         help="CPU threads. [default: every usable core but one]")] = None,
-    chat_format: Annotated[str, Option(help="llama-cpp-python chat format.")] = "chatml",
+    upstream: Annotated[str | None, Option(
+        help="Forward to this OpenAI-compatible base URL (…/v1) instead.")] = None,
+    upstream_key_env: Annotated[str | None, Option(
+        help="The variable holding the upstream's API key (sent upstream only).")] = None,
 ) -> None:
-    """Serve the embedded model over an OpenAI-compatible API until Ctrl-C."""
+    """Serve a model over an OpenAI-compatible API on loopback until Ctrl-C; every call is
+    metered (GET /v1/benchrig/calls lists them)."""
     import signal
+    import threading
 
-    from benchrig.local.serve import EmbeddedServer, ServerConfig
+    from benchrig.core.errors import DriverError, UsageError
+    from benchrig.gateway import Gateway, GatewaySpec
 
     def interrupt(*_: object) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)  # stop cleanly when a supervisor terminates us
-    server = EmbeddedServer(ServerConfig(model=model, port=port, context_size=context_size,
-                                         threads=threads, chat_format=chat_format))
-    info(f"starting {server.model_path.name} on 127.0.0.1:{server.port} …")
-    with server:
-        echo(server.base_url)
-        info(f"serving model {server.alias!r} at {server.base_url} "
-             f"({server.threads} threads, chat format {chat_format}); Ctrl-C stops it")
-        assert server.proc is not None
+    if upstream:
+        spec = GatewaySpec(backend="upstream", base_url=upstream, model=model,
+                           api_key_env=upstream_key_env)
+    else:
+        spec = GatewaySpec.for_local_model(model, context_size, threads)
+    info(f"starting the gateway ({spec.backend}: {upstream or model}) …")
+    try:
+        gateway = Gateway(spec.build(), port=port or 0, open_default=True)
+    except (OSError, ValueError, UsageError, DriverError) as exc:
+        error(f"benchrig serve: {exc}")
+        raise Exit(2) from None
+    with gateway:
+        echo(f"{gateway.url}/v1")
+        info(f"serving {gateway.backend.model_id(model)!r} at {gateway.url}/v1 "
+             f"(sessions: {gateway.url}/s/<token>/v1); Ctrl-C stops it")
         try:
-            code = server.proc.wait()
+            threading.Event().wait()
         except KeyboardInterrupt:
             info("stopping")
-            return
-    error(f"the server stopped by itself (exit code {code})")
-    raise Exit(1)

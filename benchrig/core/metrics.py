@@ -32,6 +32,10 @@ class Metrics:
     thinking_tokens_source: TokenSource | None = None
     # figure → why the value the driver had is impossible (plausible.py); it is null
     rejected: dict[str, str] = field(default_factory=dict)
+    # what the agent said of itself beside the measured figures (`reported_<figure>`), and
+    # each figure where the two disagree beyond the tolerance (docs/metrics.md#the-gateway)
+    reported: dict[str, Any] = field(default_factory=dict)
+    disagreement: dict[str, str] = field(default_factory=dict)
     # figure → why it covers only part of the attempt (a lower bound: an agent's figures
     # reported before its first tool ran); kept, and marked in summaries
     partial: dict[str, str] = field(default_factory=dict)
@@ -41,6 +45,10 @@ class Metrics:
         data["engine"] = dict(self.engine) or None
         if not self.rejected:
             del data["rejected"]
+        del data["reported"]
+        data.update({f"reported_{name}": value for name, value in self.reported.items()})
+        if not self.disagreement:
+            del data["disagreement"]
         if not self.partial:
             del data["partial"]
         return data  # made strict JSON with the whole result (runner)

@@ -8,14 +8,13 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig.core.errors import UsageError
+from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import (
     AgentRun,
@@ -29,6 +28,7 @@ from benchrig.drivers.agent_env import Needs, config_dir
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.confine import attempts_folder
+from benchrig.gateway import SCHEME, GatewaySpec, Session, gateway_session, with_gateway_figures
 from benchrig.jsonsafe import whole
 
 PACKAGE = "@mariozechner/pi-coding-agent"
@@ -210,16 +210,15 @@ class PiParser(StreamParser):
 @dataclass(frozen=True)
 class LocalAgent:
     home: Path
-    model_id: str
-    server_settings: dict[str, Any]
-    load_time_s: float
+    session: Session
 
 
 def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, Any]:
     settings = request.settings
     return {"providers": {LOCAL: {
         "baseUrl": base_url, "api": "openai-completions", "apiKey": "none",
-        # llama-cpp-python's server knows neither the developer role nor reasoning_effort
+        # pi sends its system prompt as `system` and no reasoning_effort: the embedded
+        # model has neither a developer role nor a reasoning switch
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False,
                    "maxTokensField": "max_tokens"},
         "models": [{"id": model_id, "name": model_id, "reasoning": False,
@@ -230,28 +229,25 @@ def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, A
 
 @contextmanager
 def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
-    """The embedded model served on loopback, and a private pi home that points at it; the
-    user's own ~/.pi is never read or changed. Both are gone afterwards."""
-    from benchrig.local.serve import EmbeddedServer, ServerConfig
-
+    """A session of its own on the run's gateway (the embedded model, or `script:<file>`'s
+    stand-in), and a private pi home that points at the session's URL; the user's own ~/.pi
+    is never read or changed. The home is gone afterwards, the session closed."""
     home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-", dir=attempts_folder()))
     try:
-        request.progress.phase("starting the embedded model server")
-        began = time.perf_counter()
-        # threads None: the server's default, all cores but one (see default_threads)
-        config = ServerConfig(model=request.model, context_size=request.settings.context_size,
-                              threads=request.settings.threads)
-        with EmbeddedServer(config) as server:
-            load_s = time.perf_counter() - began
+        request.progress.phase("starting the model gateway")
+        # threads None: the embedded model's default, all cores but one (default_threads)
+        spec = GatewaySpec.for_local_model(request.model, request.settings.context_size,
+                                           request.settings.threads)
+        with gateway_session(spec, label=f"pi {request.task.id}") as session:
             agent_dir = home / ".pi" / "agent"
             agent_dir.mkdir(parents=True)
-            models = _config(server.base_url, server.alias, request)
+            models = _config(session.base_url, session.model, request)
             (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
             # pi's default compaction reserve (16384) exceeds a small local context: it would
             # summarize after every turn
             (agent_dir / "settings.json").write_text(json.dumps(
                 {"compaction": {"enabled": False}}, indent=2))
-            yield LocalAgent(home, server.alias, server.settings(), load_s)
+            yield LocalAgent(home, session)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -279,7 +275,10 @@ class PiDriver:
             login = config_dir(os.environ, "PI_CODING_AGENT_DIR", ".pi/agent") / "auth.json"
             need_key("pi", provider, PROVIDER_VARIABLES.get(provider, ()), str(login))
             need_host(PROVIDER_HOSTS[provider], f"pi: provider {provider}")
-        if provider == LOCAL:
+        if provider == LOCAL and model.startswith(SCHEME):
+            if not Path(model[len(SCHEME):]).is_file():
+                raise UsageError(f"scripted model: {model[len(SCHEME):]} is not a file")
+        elif provider == LOCAL:
             from benchrig.local.model import INSTALL_HINT as LOCAL_HINT
             from benchrig.local.model import resolve_model
 
@@ -292,7 +291,17 @@ class PiDriver:
         if request.provider != LOCAL:
             return self._drive(request, binary, None)
         with local_agent(request) as local:
-            return self._drive(request, binary, local)
+            try:
+                output = self._drive(request, binary, local)
+            except DriverError as failed:
+                # what was measured before the failure is the gateway's too
+                if failed.partial is None:
+                    raise
+                failed.partial = with_gateway_figures(failed.partial,
+                                                      local.session.calls(), "pi")
+                raise
+            # the figures of record are the gateway's: pi's own stay beside as reported_*
+            return with_gateway_figures(output, local.session.calls(), "pi")
 
     def _drive(self, request: DriverRequest, binary: str, local: LocalAgent | None
                ) -> DriverOutput:
@@ -308,19 +317,20 @@ class PiDriver:
         flags = list(FLAGS)
         if request.provider:
             flags += ["--provider", request.provider]
-        flags += ["--model", local.model_id if local else request.model]
+        flags += ["--model", local.session.model if local else request.model]
         runtime: dict[str, Any] = {"name": "pi", "package": PACKAGE, "path": binary}
         effective: dict[str, Any] = {"agent_flags": flags}
         if local is not None:
-            runtime["server"] = {"name": local.server_settings["server"],
-                                 "version": local.server_settings["version"]}
+            server = local.session.settings
+            runtime["server"] = {"name": server["server"], "backend": server["backend"],
+                                 "version": server.get("version")}
             effective.update({"max_tokens": request.settings.max_tokens,
                               "context_size": request.settings.context_size,
-                              "threads": local.server_settings["threads"],
-                              "server": local.server_settings, "compaction": False,
+                              "threads": server.get("threads"),
+                              "server": server, "compaction": False,
                               "agent_home": "private temporary folder"})
         return drive(request, agent="pi", argv=[binary, *flags, prompt_text(request)],
                      needs=pi_needs,
                      parser=PiParser(local is not None), runtime=runtime, effective=effective,
-                     load_time_s=local.load_time_s if local else None)
+                     load_time_s=local.session.load_time_s if local else None)
 

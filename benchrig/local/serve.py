@@ -1,4 +1,5 @@
-"""`benchrig serve`: the embedded model behind llama-cpp-python's OpenAI-compatible server."""
+"""EmbeddedServer: the embedded model behind llama-cpp-python's OpenAI-compatible server, in a
+child process (`benchrig serve` itself is now the gateway, benchrig/gateway/)."""
 
 from __future__ import annotations
 

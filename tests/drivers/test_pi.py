@@ -85,14 +85,32 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     loaded = load_results([results_dir])
     assert not loaded.rejected and len(loaded.results) == 1
     r = loaded.results[0]
-    assert r["result"] in ("pass", "fail"), r["error"]  # SmolLM2 may well fail; never error
+    # SmolLM2 may well fail. Now that its tool calls reach pi, it may also call tools until
+    # its conversation outgrows the 2048-token window: the gateway then refuses the prompt
+    # (400, never cut), pi reports the error, and it counts against the model. Never infra.
+    assert r["result"] in ("pass", "fail") or (
+        r["error"]["kind"] == "model" and "does not fit" in r["error"]["message"]), r["error"]
     m = r["metrics"]
+    if m["engine"]["tool_calls"]:  # pi ran the model's tool calls: they came through the gateway
+        calls = m["engine"]["gateway"]["calls_detail"]
+        assert sum(len(c["tool_calls"]) for c in calls) >= m["engine"]["tool_calls"]
     assert m["ttft_ms"] > 0 and m["tokens_per_s"] > 0 and not m["tokens_per_s_floored"]
-    assert m["output_tokens"] > 0 and m["output_tokens_source"] == "estimated"
-    assert m["input_tokens"] is None  # the server sent no usage: unknown, not 0
+    # the figures of record are the gateway's, measured on the wire; pi's own beside them
+    gateway = m["engine"]["gateway"]
+    assert gateway["calls"] >= 1 and gateway["failed_calls"] <= 1  # the refused last one
+    assert (m["input_tokens"], m["output_tokens"]) == (gateway["input_tokens"],
+                                                       gateway["output_tokens"])
+    assert m["input_tokens"] > 0 and m["output_tokens"] > 0
+    assert m["input_tokens_source"] == m["output_tokens_source"]
+    assert m["input_tokens_source"] in ("server", "counted")  # counted: a refused call's 0
+    # pi got usage; its parser counts what came before the first tool (a lower bound)
+    assert m["reported_output_tokens"] <= m["output_tokens"] and "disagreement" not in m
     assert m["load_time_s"] > 0
-    assert (m["cost_usd"], m["cost_source"]) == (0.0, "local model (benchrig serve): no charge")
-    assert m["engine"]["exit_code"] == 0 and m["engine"]["stop_reason"] in ("stop", "length")
+    assert (m["cost_usd"], m["cost_source"]) == (
+        0.0, "local model (BenchRig's gateway, embedded): no charge")
+    errored = r["result"] == "error"
+    assert m["engine"]["exit_code"] == 0
+    assert m["engine"]["stop_reason"] in ("stop", "length", *(("error",) if errored else ()))
     assert r["environment"]["runtime"]["version"] == PINNED_VERSION
     assert r["settings"]["server"]["chat_format"] == "chatml"
     confined = r["settings"]["agent_confinement"]  # pi ran with the checkout hidden from it
@@ -106,14 +124,14 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     assert (r["settings"]["max_tokens"], r["settings"]["context_size"]) == (200, 2048)
     assert r["settings"]["threads"] == r["settings"]["server"]["threads"] == 1
     # the file pi wrote, else the code in its answer; none when the answer hit max_tokens first
-    assert r["code_source"] in ("file", "message") or r["truncated"]
+    assert r["code_source"] in ("file", "message") or r["truncated"] or errored
     sidecar = [json.loads(line) for line in
                (results_dir / r["transcript_file"]).read_text().splitlines()]
     events = [line["event"] for line in sidecar if line["kind"] == "event"]
     assert events[0]["type"] == "session" and events[-1]["type"] in ("agent_end",
                                                                      "compaction_start")
     updates = [e for e in events if e["type"] == "message_update"]
-    assert len(updates) >= m["output_tokens"]
+    assert updates
     assert all("partial" not in e["assistantMessageEvent"] for e in updates)
     assert not Path(events[0]["cwd"]).exists()  # the workspace is gone
     # the user's ~/.pi was never touched (BenchRig's own ~/.cache/benchrig may be: the
