@@ -158,3 +158,14 @@ def test_a_driver_named_twice_runs_once(results_dir: Path) -> None:
                    results_dir=results_dir)
     assert ran.code == 0, ran.stderr  # a repeat of one name is one driver
     assert ran.stdout.splitlines()[0] == "1 attempt, --jobs 1"
+
+
+def test_compare_by_bare_agent_names_says_which_sides_exist(results_dir: Path) -> None:
+    """`compare claude codex` matches no model: the error names the model@agent sides."""
+    ran = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--jobs", "2",
+                   results_dir=results_dir, env=fixture_env())
+    assert ran.code == 1, ran.stderr
+    compared = benchrig("compare", "claude", "codex", str(results_dir),
+                        results_dir=results_dir)
+    assert compared.code == 2
+    assert "here: sonnet@claude, sonnet@codex" in compared.stderr, compared.stderr
