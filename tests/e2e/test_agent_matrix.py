@@ -169,3 +169,36 @@ def test_compare_by_bare_agent_names_says_which_sides_exist(results_dir: Path) -
                         results_dir=results_dir)
     assert compared.code == 2
     assert "here: sonnet@claude, sonnet@codex" in compared.stderr, compared.stderr
+
+
+@pytest.mark.slow
+def test_interrupted_matrix_says_how_to_resume_every_agent(results_dir: Path) -> None:
+    """Ctrl-C while the second agent hangs: claude's results are kept, the line's command
+    keeps both --agent, and running it finishes only codex's attempts."""
+    import shlex
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "BENCHRIG_RESULTS_DIR": str(results_dir),
+           **fixture_env(codex="codex-hang")}
+    proc = subprocess.Popen([sys.executable, "-m", "benchrig.cli", "run", *TASKS, "-m",
+                             "sonnet", *agents_args(*AGENTS)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(list(results_dir.glob("*.json"))) < 2 and time.monotonic() < deadline \
+            and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    line = next(line for line in err.splitlines() if "interrupted after 2/4" in line)
+    again = shlex.split(line.split("resume with ", 1)[1])
+    assert again[0] == "benchrig" and again[-1] == "--resume"
+    assert again.count("--agent") == 2 and "claude" in again and "codex" in again
+    resumed = benchrig(*again[1:], results_dir=results_dir, env=fixture_env())
+    assert "resuming: 2 of 4 attempts already have a result" in resumed.stderr, resumed.stderr
+    assert cells(results(results_dir)) == matrix(*AGENTS)
