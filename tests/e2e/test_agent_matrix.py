@@ -202,3 +202,18 @@ def test_interrupted_matrix_says_how_to_resume_every_agent(results_dir: Path) ->
     resumed = benchrig(*again[1:], results_dir=results_dir, env=fixture_env())
     assert "resuming: 2 of 4 attempts already have a result" in resumed.stderr, resumed.stderr
     assert cells(results(results_dir)) == matrix(*AGENTS)
+
+
+def test_a_provider_pair_reaches_its_own_driver_only(tmp_path: Path, results_dir: Path) -> None:
+    """replay's answer file given as `replay=FILE` beside an agent: the agent gets no
+    provider, replay its file; both in one run."""
+    from tests.conftest import SOLUTIONS, answer_file, fenced
+
+    answer = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
+    ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "replay", "-d", "claude",
+                   "-p", f"replay={answer}", results_dir=results_dir, env=fixture_env())
+    assert ran.code == 0, ran.stderr
+    found = {r["agent"]: r for r in results(results_dir)}
+    assert found["replay"]["provider"] == str(answer)
+    assert found["claude"]["provider"] is None
+    assert {r["result"] for r in found.values()} == {"pass"}
