@@ -1,5 +1,5 @@
-"""`benchrig run`: the tasks × models × runs of a command line, run by an executor, each
-result recorded and its verdict line printed."""
+"""`benchrig run`: the models × agents × tasks × runs of a command line, run by an executor,
+each result recorded and its verdict line printed."""
 
 from __future__ import annotations
 
@@ -90,8 +90,8 @@ def run(
              "gets only its provider's, locale, proxy and terminal variables "
              "(see docs/agents.md).")] = None,
     retry_errors: Annotated[bool, Option("--retry-errors",
-        help="Run again only the attempts of this selection (tasks, models, driver, "
-             "provider) whose latest result in the results folder is an error.")] = False,
+        help="Run again only the attempts of this selection (tasks, models, each driver "
+             "with its provider) whose latest result in the results folder is an error.")] = False,
     jobs: Annotated[int, Option("--jobs", "-j", min=1,
         help="Attempts in flight at once (HTTP runtimes, agents); the embedded model runs "
              "one attempt at a time, speed and context tasks run alone.")] = 1,
@@ -133,7 +133,8 @@ def run(
              f"{MIN_MAX_ERRORS} — the proportion Inspect AI's --fail-on-error takes]")
                           ] = None,
 ) -> None:
-    """Run tasks on models; write one result file per attempt; print the per-model table."""
+    """Run tasks on models with each driver; write one result file per attempt; print the
+    per-model, per-agent table."""
     from benchrig import sandbox
     from benchrig.config import load_config
     from benchrig.execute.plan import repeats, sized
