@@ -29,8 +29,8 @@ def parse(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--pass-env", action="append", default=[], metavar="NAME",
                         help="host variable the agent also gets (repeatable)")
     args = parser.parse_args(argv)
-    return {"tasks": [args.task], "model": [args.model], "driver": args.agent,
-            "provider": args.provider,
+    return {"tasks": [args.task], "model": [args.model], "driver": [args.agent],
+            "provider": [args.provider] if args.provider else None,
             "results_dir": Path(args.results_dir) if args.results_dir else None,
             "pass_env": args.pass_env}
 

@@ -1,11 +1,11 @@
-"""`benchrig run`: the tasks × models × runs of a command line, run by an executor, each
-result recorded and its verdict line printed."""
+"""`benchrig run`: the models × agents × tasks × runs of a command line, run by an executor,
+each result recorded and its verdict line printed."""
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -52,12 +52,14 @@ def run(
         help="The tasks of this imported pack (repeatable; see `benchrig import`).")] = None,
     model: Annotated[list[str] | None, Option("--model", "-m",
         help="Model name or .gguf path (repeatable). [default: smollm2]")] = None,
-    driver: Annotated[str, Option("--driver", "--agent", "-d",
-        help="Agent or runtime that answers (see `benchrig list`).")] = "llamacpp",
-    provider: Annotated[str | None, Option("--provider", "-p",
-        help="Agent provider, runtime base URL, or (replay) the answer file. [default: "
-             "local for pi on an embedded model (smollm2, a .gguf), else none: the "
-             "agent's own, OLLAMA_HOST for ollama]")] = None,
+    driver: Annotated[list[str] | None, Option("--driver", "--agent", "-d",
+        help="Agent or runtime that answers (see `benchrig list`; repeatable: each one "
+             "runs every task on every model, one matrix). [default: llamacpp]")] = None,
+    provider: Annotated[list[str] | None, Option("--provider", "-p",
+        help="Agent provider, runtime base URL, or (replay) the answer file: one value for "
+             "every --driver, or AGENT=VALUE for one of them (repeatable; a pair wins over "
+             "the shared value). [default: local for pi on an embedded model (smollm2, a "
+             ".gguf), else none: the agent's own, OLLAMA_HOST for ollama]")] = None,
     runs: Annotated[int, Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
     results_dir: Annotated[Path | None, Option(help="Where result files go. [default: "
         "$BENCHRIG_RESULTS_DIR, else results/ in this checkout]")] = None,
@@ -88,8 +90,8 @@ def run(
              "gets only its provider's, locale, proxy and terminal variables "
              "(see docs/agents.md).")] = None,
     retry_errors: Annotated[bool, Option("--retry-errors",
-        help="Run again only the attempts of this selection (tasks, models, driver, "
-             "provider) whose latest result in the results folder is an error.")] = False,
+        help="Run again only the attempts of this selection (tasks, models, each driver "
+             "with its provider) whose latest result in the results folder is an error.")] = False,
     jobs: Annotated[int, Option("--jobs", "-j", min=1,
         help="Attempts in flight at once (HTTP runtimes, agents); the embedded model runs "
              "one attempt at a time, speed and context tasks run alone.")] = 1,
@@ -131,30 +133,35 @@ def run(
              f"{MIN_MAX_ERRORS} — the proportion Inspect AI's --fail-on-error takes]")
                           ] = None,
 ) -> None:
-    """Run tasks on models; write one result file per attempt; print the per-model table."""
+    """Run tasks on models with each driver; write one result file per attempt; print the
+    per-model, per-agent table."""
     from benchrig import sandbox
     from benchrig.config import load_config
     from benchrig.execute.plan import repeats, sized
 
     out_dir = results_dir or paths.results_dir()
-    chosen, engine, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
-                                            out_dir, driver, require_isolation)
+    agents = list(dict.fromkeys(driver or ["llamacpp"]))
+    chosen, engines, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
+                                             out_dir, agents, require_isolation)
     chosen = sized(chosen, limit, sample, seed)
     models = model or ["smollm2"]
-    provider = _provider(driver, provider, models)
-    repeated = repeats(chosen, runs, engine.kind, temperature, allow_identical)
+    given = _providers(agents, provider or [], models)
+    # per agent: a runtime's greedy repeats are sampled, an agent's are not
+    repeated = {agent: repeats(chosen, runs, engines[agent].kind, temperature,
+                               allow_identical) for agent in agents}
     settings_file = load_config(config)
-    if dry_run:  # nothing contacted, launched or written
-        from benchrig.runner import Overrides
+    from benchrig.runner import Overrides
 
-        overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
+    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
+    lineup = Lineup(engines, given, repeated)
+    if dry_run:  # nothing contacted, launched or written
         _say_repeats(repeated, runs)
-        _dry_run(_plan(chosen, models, runs, out_dir, driver, provider,
-                       retry_errors and not resume), engine.name, driver, provider,
-                 overrides, settings_file, out_dir, jobs, repeated)
+        _dry_run(_plan(chosen, models, runs, out_dir, lineup, retry_errors and not resume),
+                 lineup, overrides, settings_file, out_dir, jobs)
         return
-    for name in models:
-        engine.preflight(name, provider)
+    for agent in agents:  # every (driver, provider, model) checked before anything runs
+        for name in models:
+            engines[agent].preflight(name, given[agent])
     _say_repeats(repeated, runs)
     # the first sandbox is launched now, to boot while the runner and the report load
     sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
@@ -165,19 +172,17 @@ def run(
     # every check this run needs loads before anything runs or is written: a plugin that
     # cannot load stops the run here (the runner's own call, before each driver, is cached)
     load_checks({t.check_type for t in chosen if t.check_type}
-                if engine.kind == "replay" else None)
+                if all(e.kind == "replay" for e in engines.values()) else None)
     from benchrig.packs.scores import pack_report
     from benchrig.report import render
-    from benchrig.runner import Overrides
 
-    overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
-    plan = _plan(chosen, models, runs, out_dir, driver, provider, retry_errors and not resume)
+    plan = _plan(chosen, models, runs, out_dir, lineup, retry_errors and not resume)
     if not plan:
         return
-    results = _attempts(plan, engine, driver, provider, overrides, settings_file, out_dir,
+    results = _attempts(plan, lineup, overrides, settings_file, out_dir,
                         tuple(pass_env or ()), sandboxes,
                         Matrix(jobs, resume, retry_errors, stored(label) if label else None,
-                               executor, ray_address, max_errors, repeated))
+                               executor, ray_address, max_errors))
     if not results:  # resumed, and every attempt already had its result
         return
     echo("")
@@ -187,19 +192,33 @@ def run(
         raise Exit(1)
 
 
-def _provider(driver: str, provider: str | None, models: list[str]) -> str | None:
-    """The provider given, or `local` for pi on the embedded model (said on stderr)."""
-    from benchrig.execute.plan import default_provider
+@dataclass(frozen=True)
+class Lineup:
+    """The drivers of a run, by the name the user gave (in --driver order), with each one's
+    provider and what is done about its greedy repeats (task id → sampled | identical)."""
 
-    chosen = default_provider(driver, provider, models)
-    if chosen != provider:
-        info(f"{driver}: provider {chosen} (the embedded model, served by BenchRig)")
+    engines: dict[str, Driver]
+    providers: dict[str, str | None]
+    repeats: dict[str, dict[str, str]]
+
+
+def _providers(agents: list[str], given: list[str], models: list[str]
+               ) -> dict[str, str | None]:
+    """Each driver's provider (see plan.providers); a default chosen for one is said on
+    stderr (`local` for pi on the embedded model)."""
+    from benchrig.drivers import known
+    from benchrig.execute.plan import LOCAL_PROVIDER, providers
+
+    chosen = providers(agents, given, models, known())
+    for agent, value in chosen.items():
+        if value == LOCAL_PROVIDER and value not in given and f"{agent}={value}" not in given:
+            info(f"{agent}: provider {value} (the embedded model, served by BenchRig)")
     return chosen
 
 
-def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: str,
+def _selected(selectors: list[str], suites: list[str], out_dir: Path, agents: list[str],
               require_isolation: bool
-              ) -> tuple[list[TaskSpec], Driver, Confinement | None]:
+              ) -> tuple[list[TaskSpec], dict[str, Driver], Confinement | None]:
     """The tasks chosen, the driver, and the sandbox's confinement (None when no candidate
     code will run and isolation is not required); refused here, before anything runs, when
     the selection is empty or isolation is required and missing."""
@@ -211,26 +230,38 @@ def _selected(selectors: list[str], suites: list[str], out_dir: Path, driver: st
     chosen = _load(selectors, suites)
     if not chosen:
         raise BenchRigError("no task matches the selection")
-    engine = get_driver(driver)
-    if engine.kind == "agent":
+    engines = {agent: get_driver(agent) for agent in agents}
+    names: dict[str, str] = {}
+    for agent, engine in engines.items():  # results and --resume know a driver by its name
+        if names.setdefault(engine.name, agent) != agent:
+            raise UsageError(f"--driver {names[engine.name]} and --driver {agent} are the "
+                             f"same driver ({engine.name}): give it once")
+    if any(engine.kind == "agent" for engine in engines.values()):
         from benchrig.drivers import confine
         _require(confine.warning(confine.detect()), require_isolation)
     confinement = None  # detected only when candidate code will run, or isolation is required
     if require_isolation or any(t.check_type == "tests" for t in chosen):
         confinement = sandbox.detect()
         _require(sandbox.warning(confinement), require_isolation)
-    return chosen, engine, confinement
+    return chosen, engines, confinement
 
 
-def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, driver: str,
-          provider: str | None, retry_errors: bool) -> list[tuple[TaskSpec, str, int]]:
-    """Every (task, model, run index) of the selection; with --retry-errors only those whose
-    latest result is an error (said on stderr; none: nothing to run)."""
+Planned = list[tuple[str, tuple["TaskSpec", str, int]]]  # (driver as named, (task, model, run))
+
+
+def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path,
+          lineup: Lineup, retry_errors: bool) -> Planned:
+    """Every (driver, (task, model, run index)) of the selection, one matrix; with
+    --retry-errors only those whose latest result is an error (said on stderr; none:
+    nothing to run)."""
+    from benchrig.execute.plan import ordered
     from benchrig.runner import matrix
 
     if not retry_errors:
-        return list(matrix(chosen, models, runs))
-    plan = _errored(chosen, models, driver, provider, out_dir)
+        return ordered({agent: list(matrix(chosen, models, runs))
+                        for agent in lineup.engines}, models)
+    plan = ordered({agent: _errored(chosen, models, agent, lineup.providers[agent], out_dir)
+                    for agent in lineup.engines}, models)
     if not plan:
         info(f"nothing to retry: no attempt of this selection in {out_dir} ends in an error")
     else:
@@ -239,8 +270,24 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path, d
     return plan
 
 
-def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str,
-              provider: str | None, overrides: Overrides, settings_file: Config,
+def _specs(plan: Planned, lineup: Lineup, overrides: Overrides, config: Config,
+           out_dir: Path, pass_env: tuple[str, ...] = (), label: str | None = None,
+           jobs: int = 1) -> list[AttemptSpec]:
+    """The plan as attempt descriptions, numbered in plan order; each with its own driver's
+    provider, lane and settings."""
+    from benchrig.execute.plan import attempt_specs
+
+    specs = []
+    for index, (agent, key) in enumerate(plan):
+        spec, = attempt_specs([key], lineup.engines[agent].name, agent,
+                              lineup.providers[agent],
+                              _settings(overrides, config, lineup.repeats[agent]),
+                              out_dir, pass_env, label, jobs)
+        specs.append(replace(spec, index=index))
+    return specs
+
+
+def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file: Config,
               out_dir: Path, pass_env: tuple[str, ...], sandboxes: SandboxPool,
               how: Matrix) -> list[dict[str, Any]]:
     """The plan's attempts run by the executor (see benchrig/execute), each verdict line
@@ -248,12 +295,10 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
     of how far it got and how to resume, exit 130."""
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
-    from benchrig.execute.plan import attempt_specs
     from benchrig.runner import Produced, UnrecordedAttempt, perform, record
 
-    specs = attempt_specs(plan, engine.name, driver, provider,
-                          _settings(overrides, settings_file, how.repeats),
-                          out_dir, pass_env, how.label, how.jobs)
+    specs = _specs(plan, lineup, overrides, settings_file, out_dir, pass_env, how.label,
+                   how.jobs)
     results: list[dict[str, Any]] = []
     with held(out_dir) as removed:
         if removed:
@@ -270,14 +315,16 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
         errors = 0
         with RunProgress(len(specs)) as bar, sandboxes:
             def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:
-                return slot.in_flight, perform(spec, slot, engine, sandboxes)
+                return slot.in_flight, perform(spec, slot, lineup.engines[spec.agent],
+                                               sandboxes)
 
             def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
                 nonlocal errors
                 in_flight, produced = outcome
                 recorded: dict[str, Any] = {"jobs": spec.jobs, "in_flight": in_flight}
-                if spec.task.id in how.repeats:  # what was done about identical repeats
-                    recorded["repeats"] = how.repeats[spec.task.id]
+                repeated = lineup.repeats[spec.agent]
+                if spec.task.id in repeated:  # what was done about identical repeats
+                    recorded["repeats"] = repeated[spec.task.id]
                 notes = {"label": spec.label, "settings": recorded}
                 try:
                     attempt = record(produced, out_dir, spec.run_index, notes)
@@ -288,7 +335,7 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
                     return
                 r = attempt.result
                 bar.advance(r["result"])
-                echo(verdict_line(spec.task.id, spec.model, driver, r, str(attempt.path)))
+                echo(verdict_line(spec.task.id, spec.model, spec.agent, r, str(attempt.path)))
                 results.append(r)
                 if r["result"] == "error" and not counts_against_model(r):
                     errors += 1
@@ -297,7 +344,7 @@ def _attempts(plan: list[tuple[TaskSpec, str, int]], engine: Driver, driver: str
 
             def watch(spec: AttemptSpec) -> AttemptLine:
                 return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
-                                   f"{spec.model} · {driver}")
+                                   f"{printable(spec.model)} · {printable(spec.agent)}")
 
             try:
                 if how.executor == "ray":
@@ -337,8 +384,6 @@ class Matrix:
     executor: str = "local"  # or ray (benchrig/execute/raycluster.py)
     ray_address: str | None = None
     max_errors: int | None = None  # None: error_limit's default
-    # task id → sampled | identical, for tasks whose --runs would repeat one greedy answer
-    repeats: dict[str, str] = field(default_factory=dict)
 
 
 class TooManyErrors(Exception):
@@ -424,8 +469,9 @@ def _settings(overrides: Overrides, config: Config, repeats: dict[str, str]
     return settings
 
 
-def _say_repeats(found: dict[str, str], runs: int) -> None:
+def _say_repeats(per_agent: dict[str, dict[str, str]], runs: int) -> None:
     """What is done about --runs that would repeat one greedy answer, said before the run."""
+    found = {task: how for repeated in per_agent.values() for task, how in repeated.items()}
     sampled = sum(v == "sampled" for v in found.values())
     identical = len(found) - sampled
     if sampled:
@@ -437,14 +483,12 @@ def _say_repeats(found: dict[str, str], runs: int) -> None:
              " repeat one greedy answer (timings vary, verdicts do not)")
 
 
-def _dry_run(plan: list[tuple[TaskSpec, str, int]], engine: str, driver: str,
-             provider: str | None, overrides: Overrides, config: Config, out_dir: Path,
-             jobs: int, repeats: dict[str, str]) -> None:
+def _dry_run(plan: Planned, lineup: Lineup, overrides: Overrides, config: Config,
+             out_dir: Path, jobs: int) -> None:
     """The plan on stdout; nothing is run, checked or written."""
-    from benchrig.execute.plan import attempt_specs, describe
+    from benchrig.execute.plan import describe
     from benchrig.result import load_results
 
-    specs = attempt_specs(plan, engine, driver, provider,
-                          _settings(overrides, config, repeats), out_dir, jobs=jobs)
+    specs = _specs(plan, lineup, overrides, config, out_dir, jobs=jobs)
     past = load_results([out_dir]).results if out_dir.is_dir() else []
     echo(describe(specs, past, jobs), nl=False)

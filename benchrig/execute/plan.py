@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,7 @@ from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.execute.base import AttemptSpec
 from benchrig.local.model import KNOWN_MODELS
+from benchrig.textsafe import printable
 
 # Suites whose figures are timings of the machine itself: nothing else may share it.
 EXCLUSIVE_SUITES = ("speed", "context")
@@ -32,6 +33,42 @@ def default_provider(driver: str, provider: str | None, models: list[str]) -> st
     if provider is None and driver in LOCAL_AGENTS and models and all(map(embedded, models)):
         return LOCAL_PROVIDER
     return provider
+
+
+def providers(drivers: Sequence[str], given: Sequence[str], models: list[str],
+              known: Collection[str]) -> dict[str, str | None]:
+    """Each --driver's provider from the --provider values: `NAME=VALUE` (NAME one of the
+    --driver names) is that driver's; a value without such a prefix is every other driver's
+    (at most one); a driver left without either gets default_provider's."""
+    from benchrig.core.errors import UsageError
+
+    paired: dict[str, str] = {}
+    shared: list[str] = []
+    for value in given:
+        name, sep, rest = value.partition("=")
+        if sep and name in drivers:
+            if name in paired:
+                raise UsageError(f"--provider {name}=…: given twice")
+            paired[name] = rest
+        elif sep and name in known:  # a pair meant for a driver this run does not use
+            raise UsageError(f"--provider {value!r}: {name} is not one of this run's "
+                             f"--driver/--agent ({', '.join(drivers)})")
+        else:
+            shared.append(value)
+    if len(shared) > 1:
+        raise UsageError("--provider given more than once without a driver: use "
+                         "--provider AGENT=VALUE for each agent that needs its own")
+    return {name: default_provider(name, paired.get(name, shared[0] if shared else None),
+                                   models) for name in drivers}
+
+
+def ordered(plans: dict[str, list[tuple[TaskSpec, str, int]]], models: Sequence[str]
+            ) -> list[tuple[str, tuple[TaskSpec, str, int]]]:
+    """The keys of every driver's plan as one matrix, model-major (a model loads once), then
+    in --driver order, each driver's own order kept: (driver, key) pairs."""
+    rank = {model: index for index, model in enumerate(models)}
+    keyed = [(agent, key) for agent, keys in plans.items() for key in keys]
+    return sorted(keyed, key=lambda pair: rank.get(pair[1][1], len(rank)))  # stable
 
 
 def lane(driver: str, provider: str | None) -> str | None:
@@ -117,11 +154,13 @@ def describe(specs: list[AttemptSpec], past: list[dict[str, Any]], jobs: int) ->
     ids = list(dict.fromkeys(spec.task.id for spec in specs))
     lines.append(f"  tasks ({len(ids)}): {', '.join(ids[:PLAN_TASKS])}"
                  + (", …" if len(ids) > PLAN_TASKS else ""))
-    for (model, lane_name), count in Counter((s.model, s.lane or "free")
-                                             for s in specs).items():
+    several = len({s.agent for s in specs}) > 1  # a matrix of agents: one line per agent
+    for (model, agent, lane_name), count in Counter((s.model, s.agent, s.lane or "free")
+                                                    for s in specs).items():
         lane_text = ("one at a time (embedded model)" if lane_name == EMBEDDED_LANE
                      else f"up to {jobs} at once")
-        lines.append(f"  {model}: {count} attempt{'s' if count != 1 else ''}, {lane_text}")
+        who = f"{printable(model)} · {printable(agent)}" if several else printable(model)
+        lines.append(f"  {who}: {count} attempt{'s' if count != 1 else ''}, {lane_text}")
     alone = sum(s.exclusive for s in specs)
     if alone:
         lines.append(f"  {alone} speed/context attempt{'s' if alone != 1 else ''} run alone")
@@ -131,7 +170,7 @@ def describe(specs: list[AttemptSpec], past: list[dict[str, Any]], jobs: int) ->
                      f"{len(specs)} attempts" + (f"; {len(specs) - known} have none, not "
                                                  "counted" if known < len(specs) else ""))
     else:
-        lines.append("ETA unknown: no past result of these tasks, models and driver")
+        lines.append("ETA unknown: no past result of these tasks, models and drivers")
     return "\n".join(lines) + "\n"
 
 

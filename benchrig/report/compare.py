@@ -38,6 +38,19 @@ def matches(selector: str, result: Result) -> bool:
                         f"{model}@{result['driver']}")
 
 
+SIDES_NAMED = 8  # model@agent sides a "no result matches" error names
+
+
+def _sides_here(results: list[Result]) -> str:
+    """The model@agent sides the results hold, for an error: what a user can compare when
+    a bare agent name (`compare claude codex`) matched nothing."""
+    sides = sorted({f"{r['model']}@{r['agent']}" for r in results})
+    if not sides:
+        return ""
+    shown = ", ".join(label(side) for side in sides[:SIDES_NAMED])
+    return f"; here: {shown}" + (", …" if len(sides) > SIDES_NAMED else "")
+
+
 @dataclass(frozen=True)
 class Side:
     """One side's results per task: counts, mean TTFT and decode speed of each task."""
@@ -147,7 +160,8 @@ def compare(results: list[Result], a: str, b: str) -> Comparison:
     side_b = [r for r in results if matches(b, r)]
     for name, side in ((a, side_a), (b, side_b)):
         if not side:
-            raise UsageError(f"no result matches {name!r} ({SELECTOR_HELP})")
+            raise UsageError(f"no result matches {name!r} ({SELECTOR_HELP})"
+                             + _sides_here(results))
     both = {id(r) for r in side_a} & {id(r) for r in side_b}
     if both:
         raise UsageError(f"{len(both)} results match both {a!r} and {b!r}: name the sides "
