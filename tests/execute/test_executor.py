@@ -15,6 +15,7 @@ import pytest
 
 from benchrig.core.settings import Settings
 from benchrig.execute import AttemptSpec, LocalExecutor, Slot
+from benchrig.execute import local
 from benchrig.execute.local import Schedule
 from benchrig.execute.plan import EMBEDDED_LANE, attempt_specs, lane
 from benchrig.spec import load_tasks, task_paths
@@ -101,13 +102,22 @@ def test_a_failure_of_the_work_itself_is_raised_and_nothing_more_starts() -> Non
     assert started == [0]
 
 
-def test_ctrl_c_returns_at_once_and_nothing_in_flight_is_recorded() -> None:
+def test_ctrl_c_returns_at_once_and_nothing_in_flight_is_recorded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # "At once" is a behaviour, not a wall-clock figure (30 s were seen under coverage against
+    # a 5 s bound, issue 23): Ctrl-C is raised while the attempts in flight are still blocked,
+    # so none of them had returned, where waiting for them would have taken their full 30 s.
+    monkeypatch.setattr(local, "STOP_GRACE_S", 0.5)  # they ignore the interrupt: cut the wait
     recorded: list[int] = []
+    returned: list[int] = []
     release = threading.Event()
 
     def work(s: AttemptSpec, slot: Slot) -> int:
         if s.index >= 2:
-            release.wait(30)  # still in flight when Ctrl-C comes
+            try:
+                release.wait(30)  # still in flight when Ctrl-C comes
+            finally:  # however it ends: the interrupt lands only once the wait is over
+                returned.append(s.index)
         return s.index
 
     def done(s: AttemptSpec, out: int) -> None:
@@ -115,11 +125,11 @@ def test_ctrl_c_returns_at_once_and_nothing_in_flight_is_recorded() -> None:
         if len(recorded) == 2:
             threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
 
-    began = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         LocalExecutor(4).run([spec(i) for i in range(8)], work, done)
+    returned_before_release = list(returned)
     release.set()
-    assert time.perf_counter() - began < 5
+    assert returned_before_release == []  # it did not wait for them
     assert sorted(recorded) == [0, 1]
 
 
