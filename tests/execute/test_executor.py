@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchrig.core.settings import Settings
-from benchrig.execute import AttemptSpec, LocalExecutor, Slot
-from benchrig.execute import local
+from benchrig.execute import AttemptSpec, LocalExecutor, Slot, local
 from benchrig.execute.local import Schedule
 from benchrig.execute.plan import EMBEDDED_LANE, attempt_specs, lane
 from benchrig.spec import load_tasks, task_paths
