@@ -81,11 +81,11 @@ def test_the_schedule_costs_the_same_however_long_the_plan() -> None:
     # 20,000 attempts of one lane: each decision must not walk the plan
     plan = [spec(i, lane=EMBEDDED_LANE) for i in range(20_000)]
     schedule = Schedule(plan, jobs=8)
-    began = time.perf_counter()
+    began = time.process_time()  # CPU, not wall: a busy machine cannot fail it (issue 23)
     while schedule.left:
         (started,) = schedule.startable()
         schedule.finished(started)
-    assert time.perf_counter() - began < 2.0
+    assert time.process_time() - began < 2.0
 
 
 def test_a_failure_of_the_work_itself_is_raised_and_nothing_more_starts() -> None:
