@@ -94,9 +94,11 @@ def test_leftovers_holding_the_pipe_after_exit_are_killed(tmp_path: Path) -> Non
     """)
     began = time.monotonic()
     lines, finished = run(argv, tmp_path)
+    took = time.monotonic() - began
     assert finished.exit_code == 0 and not finished.timed_out
-    assert finished.wall_s < 1.5  # the agent's own exit, not the grace
-    assert time.monotonic() - began < PIPE_GRACE_S + 1.5
+    # the agent's own exit, not the grace: the grace comes after wall_s, however slow the
+    # machine (a relation, not a figure: issue 23); and the leftover's 600 s are not waited
+    assert finished.wall_s + PIPE_GRACE_S <= took < 3 * PIPE_GRACE_S + finished.wall_s
     assert wait_dead(int(stdout(lines)[0].text))
 
 

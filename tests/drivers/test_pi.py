@@ -9,12 +9,14 @@ import re
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from benchrig.drivers import confine, get_driver
+from benchrig.drivers.agent_process import TERM_GRACE_S
 from benchrig.drivers.pi import PINNED_VERSION
 from benchrig.local.serve import free_port
 from benchrig.result import load_results
@@ -201,11 +203,19 @@ def test_a_hung_pi_is_killed_at_the_timeout(pi: Path, tmp_path: Path,
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("BENCHRIG_PI_BIN", str(pi))
     before = ours()
-    task = load_task(task_with_timeout(tmp_path, 15))
+    timeout_s = 15
+    task = load_task(task_with_timeout(tmp_path, timeout_s))
+    began = time.monotonic()
     done = run_attempt(task, "m", get_driver("pi"), "mute", settings_for(task, Overrides()),
                        tmp_path / "results", agent="pi")
+    took = time.monotonic() - began
     r = done.result
     assert r["result"] == "error" and r["error"]["kind"] == "timeout"
-    assert r["metrics"]["wall_s"] >= 15 and r["metrics"]["ttft_ms"] is None
+    # The deadline is the attempt's: setting up and `pi --version` spend from it (seconds on
+    # a busy machine), so pi's own wall_s (from its spawn) may be short of timeout_s, while
+    # the attempt as a whole is killed at its timeout, not before, and not long after
+    # (bounds as fractions of the configured figure, not absolute seconds: issue 23).
+    assert timeout_s <= took < 1.5 * timeout_s + TERM_GRACE_S, took
+    assert 0 < r["metrics"]["wall_s"] <= took and r["metrics"]["ttft_ms"] is None
     assert connections  # pi did send its request, and was left waiting for the answer
     assert ours() <= before

@@ -51,8 +51,10 @@ def test_429_with_retry_after_is_waited_out_and_kept_out_of_ttft() -> None:
     tries = retries_of(output)
     assert tries["count"] == 1
     assert tries["tries"] == [{"reason": "HTTP 429", "wait_s": 1.0, "retry_after_s": 1.0}]
-    # the second's wait is not in the figures: they are of the request that answered
-    assert output.metrics.ttft_ms < 500 and output.metrics.wall_s < 0.9
+    # the second's wait is not in the figures: they are of the request that answered, so
+    # each is below the wait itself (the bound is the configured wait, not a guess: issue 23)
+    wait_s = tries["tries"][0]["wait_s"]
+    assert output.metrics.ttft_ms < 1000 * wait_s and output.metrics.wall_s < wait_s
 
 
 @pytest.mark.slow
@@ -96,10 +98,12 @@ def test_an_answer_at_the_first_try_records_no_retries() -> None:
 def test_the_time_budget_bounds_the_waits() -> None:
     """A Retry-After longer than the attempt has left is not slept: the attempt ends now."""
     busy = Reply(BUSY.pieces, status=429, headers=(("Retry-After", "5"),))
+    timeout_s = 3.0
     began = time.perf_counter()
     with pytest.raises(DriverError) as caught:
-        openai_run(busy, OK, timeout_s=3.0)
-    assert time.perf_counter() - began < 2.0
+        openai_run(busy, OK, timeout_s=timeout_s)
+    # sleeping even only until the deadline would take all of timeout_s (issue 23: no guess)
+    assert time.perf_counter() - began < timeout_s
     assert caught.value.kind == "infra" and "HTTP 429" in caught.value.message
 
 

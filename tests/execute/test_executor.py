@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchrig.core.settings import Settings
-from benchrig.execute import AttemptSpec, LocalExecutor, Slot
+from benchrig.execute import AttemptSpec, LocalExecutor, Slot, local
 from benchrig.execute.local import Schedule
 from benchrig.execute.plan import EMBEDDED_LANE, attempt_specs, lane
 from benchrig.spec import load_tasks, task_paths
@@ -81,11 +81,11 @@ def test_the_schedule_costs_the_same_however_long_the_plan() -> None:
     # 20,000 attempts of one lane: each decision must not walk the plan
     plan = [spec(i, lane=EMBEDDED_LANE) for i in range(20_000)]
     schedule = Schedule(plan, jobs=8)
-    began = time.perf_counter()
+    began = time.process_time()  # CPU, not wall: a busy machine cannot fail it (issue 23)
     while schedule.left:
         (started,) = schedule.startable()
         schedule.finished(started)
-    assert time.perf_counter() - began < 2.0
+    assert time.process_time() - began < 2.0
 
 
 def test_a_failure_of_the_work_itself_is_raised_and_nothing_more_starts() -> None:
@@ -101,13 +101,22 @@ def test_a_failure_of_the_work_itself_is_raised_and_nothing_more_starts() -> Non
     assert started == [0]
 
 
-def test_ctrl_c_returns_at_once_and_nothing_in_flight_is_recorded() -> None:
+def test_ctrl_c_returns_at_once_and_nothing_in_flight_is_recorded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # "At once" is a behaviour, not a wall-clock figure (30 s were seen under coverage against
+    # a 5 s bound, issue 23): Ctrl-C is raised while the attempts in flight are still blocked,
+    # so none of them had returned, where waiting for them would have taken their full 30 s.
+    monkeypatch.setattr(local, "STOP_GRACE_S", 0.5)  # they ignore the interrupt: cut the wait
     recorded: list[int] = []
+    returned: list[int] = []
     release = threading.Event()
 
     def work(s: AttemptSpec, slot: Slot) -> int:
         if s.index >= 2:
-            release.wait(30)  # still in flight when Ctrl-C comes
+            try:
+                release.wait(30)  # still in flight when Ctrl-C comes
+            finally:  # however it ends: the interrupt lands only once the wait is over
+                returned.append(s.index)
         return s.index
 
     def done(s: AttemptSpec, out: int) -> None:
@@ -115,11 +124,11 @@ def test_ctrl_c_returns_at_once_and_nothing_in_flight_is_recorded() -> None:
         if len(recorded) == 2:
             threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
 
-    began = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         LocalExecutor(4).run([spec(i) for i in range(8)], work, done)
+    returned_before_release = list(returned)
     release.set()
-    assert time.perf_counter() - began < 5
+    assert returned_before_release == []  # it did not wait for them
     assert sorted(recorded) == [0, 1]
 
 
