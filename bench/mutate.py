@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
+import json
 import os
 import random
+import select
 import shutil
 import signal
 import subprocess
@@ -51,7 +54,10 @@ MAPPED: dict[str, list[str]] = {
                                  "tests/checks/test_scenarios.py",
                                  "tests/checks/test_answer_config.py"],
 }
-PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+PYTEST = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+# What the worker imports once, before it forks a run (third-party only).
+PRELOAD = ("_pytest.python", "_pytest.assertion.rewrite", "hypothesis", "yaml", "jsonschema",
+           "jsonschema_rs", "httpx")
 COPY_IGNORED = shutil.ignore_patterns(".git", ".venv", ".agents", "__pycache__", "*.pyc",
                                       ".mypy_cache", ".ruff_cache", ".pytest_cache")
 
@@ -281,10 +287,12 @@ def load_allow_list(path: Path) -> dict[str, str]:
 
 @dataclass
 class Sandbox:
-    """A throwaway copy of the repository in which one module at a time is mutated."""
+    """A throwaway copy of the repository in which one module at a time is mutated, and a
+    worker in it that has pytest imported and forks one test run per mutant."""
 
     root: Path
     python: str
+    worker: subprocess.Popen[str] | None = None
 
     @classmethod
     def create(cls, python: str) -> Sandbox:
@@ -296,6 +304,7 @@ class Sandbox:
         return cls(root, python)
 
     def remove(self) -> None:
+        self._stop()
         shutil.rmtree(self.root.parent, ignore_errors=True)
 
     def write(self, module: str, text: str) -> None:
@@ -305,23 +314,57 @@ class Sandbox:
         for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
             cached.unlink()
 
+    def _stop(self) -> None:
+        if self.worker is not None:
+            os.killpg(self.worker.pid, signal.SIGKILL)  # the worker's own group: its runs
+            self.worker.wait()
+            self.worker = None
+
     def run(self, tests: list[str], timeout: float) -> tuple[str, float]:
         """killed | survived | timeout, and the seconds the tests took."""
+        if self.worker is None:
+            env = {**os.environ, "PYTHONHASHSEED": "0"}
+            self.worker = subprocess.Popen(
+                [self.python, str(self.root / "bench" / "mutate.py"), "--serve"],
+                cwd=self.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        assert self.worker.stdin is not None and self.worker.stdout is not None
         began = time.monotonic()
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
-        proc = subprocess.Popen([self.python, *PYTEST, *tests], cwd=self.root, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group this run started, nothing else
-            proc.wait()
-            return "timeout", time.monotonic() - began
+        self.worker.stdin.write(json.dumps([*PYTEST, *tests]) + "\n")
+        self.worker.stdin.flush()
+        ready, _, _ = select.select([self.worker.stdout], [], [], timeout)
         took = time.monotonic() - began
+        if not ready:
+            self._stop()  # a fresh worker for the next mutant
+            return "timeout", took
+        code = int(self.worker.stdout.readline() or "-1")
         if code == 5:
             raise SystemExit(f"no tests ran: {' '.join(tests)}")
         return ("survived" if code == 0 else "killed"), took
+
+
+def serve() -> None:
+    """The worker: pytest and the tests' third-party modules imported once (never BenchRig,
+    which each run imports afresh, mutant included); one forked pytest run per request."""
+    sys.path.insert(0, os.getcwd())
+    import pytest
+
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):  # a module these tests do not need
+            __import__(name)
+    for line in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            try:
+                code = int(pytest.main(json.loads(line)))
+            except BaseException:  # a broken run is a killed mutant
+                code = 3
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), flush=True)
 
 
 @dataclass
@@ -386,7 +429,11 @@ def main() -> None:
                         "(default: 4 × the unmutated run, at least 30)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        serve()
+        return
     modules = args.module or list(MAPPED)
     allowed = load_allow_list(ALLOW_LIST)
     plans = []
