@@ -95,10 +95,13 @@ class Mutant:
     after: str
     apply: Change
 
+    nth: int = 1  # the same change read alike elsewhere in the function: 2, 3, … in walk order
+
     @property
     def key(self) -> str:
         """Stable across edits elsewhere in the file (no line number): the allow-list's key."""
-        return f"{self.module} {self.function}: {self.before} → {self.after}"
+        again = f" [{self.nth}]" if self.nth > 1 else ""
+        return f"{self.module} {self.function}: {self.before} → {self.after}{again}"
 
 
 def _short(node: ast.AST) -> str:
@@ -237,7 +240,7 @@ def mutants(module: str, source: str) -> list[Mutant]:
     skip, owner = _skipped(tree), _functions(tree)
     parents = {id(child): node for node in ast.walk(tree)
                for child in ast.iter_child_nodes(node)}
-    found = []
+    found: list[Mutant] = []
     for index, node in enumerate(ast.walk(tree)):
         if id(node) in skip:
             continue
@@ -247,8 +250,10 @@ def mutants(module: str, source: str) -> list[Mutant]:
             before, after = _shown(node, parents.get(id(node)), apply)
             if after == before:  # e.g. a constant that prints alike: not a mutant
                 continue
+            seen = sum(m.function == function and (m.before, m.after) == (before, after)
+                       for m in found)
             found.append(Mutant(module, index, kind, getattr(node, "lineno", 0), function,
-                                before, after, apply))
+                                before, after, apply, seen + 1))
     return found
 
 

@@ -6,6 +6,7 @@ errors). Behaviour only: each test is an answer a model could give, or a task fi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -192,7 +193,7 @@ def test_compile_pattern_says_which_field_does_not_compile() -> None:
 
 
 def test_validators_check_every_pattern_and_subject() -> None:
-    meta = {"expected": "Box 1: Oranges, Box 2: Apples",
+    meta: dict[str, Any] = {"expected": "Box 1: Oranges, Box 2: Apples",
             "check": {"type": "regex", "patterns": [r"\bbox 1 oranges\b", r"\bbox 2 apples\b"],
                       "subjects": [r"\bbox 1\b", r"\bbox 2\b"]}}
     assert check_problems(meta) == []
@@ -213,7 +214,8 @@ def test_validators_check_every_pattern_and_subject() -> None:
 
 
 def test_a_final_answer_validator_reports_every_broken_pattern() -> None:
-    meta = {"expected": "42", "check": {"type": "final_answer", "accept": ["4[2", "42", "(x"]}}
+    meta: dict[str, Any] = {"expected": "42", "check": {
+        "type": "final_answer", "accept": ["4[2", "42", "(x"]}}
     found = check_problems(meta)
     assert [p.split(":")[0] for p in found] == ["check.accept[0]", "check.accept[2]"]
     meta["check"]["accept"] = ["42", "forty-two"]

@@ -28,6 +28,7 @@ from benchrig.report.stats import (
     binomial_upper_tail,
     clopper_pearson,
     mcnemar,
+    mean_pass_at_k,
     paired_difference,
     pass_at_k,
     pass_rate,
@@ -88,7 +89,7 @@ def test_a_pass_rate_over_single_attempts_is_the_wilson_interval(
     """Through the public pass rate: one attempt per task, the unit is the task."""
     found = pass_rate(_singles(k, n - k))
     assert found is not None
-    assert (found.method, found.n, found.value) == (WILSON, n, pytest.approx(k / n))
+    assert (found.method, found.n) == (WILSON, n) and found.value == pytest.approx(k / n)
     assert (found.low, found.high) == pytest.approx((low, high), abs=5e-5)
 
 
@@ -265,7 +266,8 @@ def test_the_bootstrap_matches_its_analytic_distribution() -> None:
     centre = sum(means) / len(means)
     spread = math.sqrt(sum((m - centre) ** 2 for m in means) / len(means))
     assert spread == pytest.approx(math.sqrt(0.25 / 40), rel=0.05)
-    assert (found.high - found.low) == pytest.approx(2 * 1.96 * spread, rel=0.1)
+    assert found.low is not None and found.high is not None
+    assert found.high - found.low == pytest.approx(2 * 1.96 * spread, rel=0.1)
 
 
 def test_too_few_tasks_for_a_bootstrap_have_no_interval() -> None:
@@ -316,3 +318,74 @@ def test_pass_at_k_known_values() -> None:
     assert pass_at_k(10, 0, 1) == 0.0 and pass_at_k(10, 10, 10) == 1.0
     assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
     assert pass_at_k(5, 1, 5) == 1.0  # k reaches the only pass: n − c < k
+
+
+# ---- edges: what docs/reports.md promises and where the methods switch --------------------
+
+def test_the_documented_seed_resamples_and_ks() -> None:
+    """docs/reports.md: 2000 resamples with the fixed seed 20261201 (printed), and pass@k for
+    every k in 1, 2, 3, 5, 10, 20, 50, 100 that the samples allow."""
+    found = paired_difference(_several_runs(7, 10))
+    assert found is not None and (found.seed, found.resamples) == (20261201, 2000)
+    ratio = ratio_of_means([(float(a), 1.0) for a in range(1, 8)])
+    assert ratio is not None and (ratio.seed, ratio.resamples) == (20261201, 2000)
+    assert list(mean_pass_at_k([(3, 100), (40, 100)])) == [1, 2, 3, 5, 10, 20, 50, 100]
+    assert list(mean_pass_at_k([(3, 19), (40, 100)])) == [1, 2, 3, 5, 10]
+
+
+def test_a_task_without_samples_does_not_limit_pass_at_k() -> None:
+    assert mean_pass_at_k([(1, 3), (0, 0)]) == {1: pytest.approx(1 / 3), 2: pytest.approx(2 / 3),
+                                                3: 1.0}
+    assert mean_pass_at_k([(0, 0)]) == {}
+
+
+def test_two_tasks_are_enough_for_the_clustered_interval() -> None:
+    """(4,4) (0,4): r = 4/8; residuals ±2; S = 8·2/1 = 16; half = 1.959964·4/8 = 0.98:
+    [0, 1] after clipping, wider than Wilson(4, 8) = [0.215216, 0.784784] (scipy)."""
+    found = pass_rate([(4, 4), (0, 4)])
+    assert found is not None and (found.method, found.n) == (CLUSTERED, 2)
+    assert (found.low, found.high) == pytest.approx((0.0, 1.0), abs=1e-9)
+    agree = pass_rate([(2, 4), (2, 4)])  # S = 0: Wilson(4, 8) over the attempts
+    assert agree is not None and (agree.low, agree.high) == pytest.approx(
+        (0.215216, 0.784784), abs=1e-6)
+
+
+def test_clopper_pearson_of_a_single_trial() -> None:
+    """k = 0 of 1: [0, 1 − 0.025] = [0, 0.975]; k = 1 of 1: [0.025, 1] (by hand: the upper
+    bound solves (1 − p) = α/2, the lower p = α/2)."""
+    assert clopper_pearson(0, 1) == pytest.approx((0.0, 0.975), abs=1e-9)
+    assert clopper_pearson(1, 1) == pytest.approx((0.025, 1.0), abs=1e-9)
+
+
+def test_one_side_with_several_attempts_is_not_a_mcnemar_pair() -> None:
+    """A ran each task once, B five times: per-task rates are not 0/1 on both sides, so the
+    paired bootstrap, not the exact test."""
+    pairs = [((1, 1), (3, 5)), ((0, 1), (1, 5)), ((1, 1), (5, 5)), ((1, 1), (2, 5)),
+             ((0, 1), (0, 5)), ((1, 1), (4, 5))]
+    for mixed in (pairs, [(b, a) for a, b in pairs]):
+        found = paired_difference(mixed)
+        assert found is not None and found.method == BOOTSTRAP and found.p_value is None
+
+
+def test_no_discordant_task_gives_a_positive_zero_interval() -> None:
+    """Identical single runs: the interval is [0, 0], printed "+0.0", never "-0.0"."""
+    found = paired_difference([((1, 1), (1, 1)), ((0, 1), (0, 1)), ((1, 1), (1, 1))])
+    assert found is not None and found.method == MCNEMAR
+    assert (found.low, found.high, found.p_value) == (0.0, 0.0, 1.0)
+    assert found.low is not None and found.high is not None
+    assert math.copysign(1.0, found.low) == math.copysign(1.0, found.high) == 1.0
+    assert found.significant is False
+
+
+def test_no_interval_is_never_significant_and_estimates_are_frozen() -> None:
+    found = ratio_of_means([(2.0, 1.0), (4.0, 2.0)])
+    assert found is not None and found.low is None and found.significant is False
+    with pytest.raises(AttributeError):
+        found.value = 1.0  # type: ignore[misc]
+
+
+def test_a_ratio_keeps_figures_below_one() -> None:
+    """Decode speeds of a slow model (0.5 tokens/s) are figures like any other."""
+    found = ratio_of_means([(1.0, 0.5), (1.2, 0.6), (0.8, 0.4), (0.2, 0.1), (2.0, 1.0)])
+    assert found is not None and found.n == 5 and found.value == pytest.approx(2.0)
+    assert (found.low, found.high) == pytest.approx((2.0, 2.0)) and found.significant
