@@ -225,3 +225,35 @@ def test_a_final_answer_validator_reports_every_broken_pattern() -> None:
                                     "'42' (patterns see it as '42')"]
     assert check_problems({"expected": 42, "check": {"type": "final_answer"}}) == [
         "expected: a final_answer check needs the expected answer (a quoted string)"]
+
+
+@pytest.mark.parametrize("kind", ["final_answer", "regex", "exact_or_contains"])
+def test_a_validator_reports_a_missing_or_unquoted_answer_instead_of_failing(
+        kind: str) -> None:
+    """A plugin or a caller may validate a check before the schema has: the validator says
+    what is wrong, whatever else the check holds, and never raises."""
+    reason = f"expected: a {kind} check needs the expected answer (a quoted string)"
+    check: dict[str, Any] = {"type": kind, "patterns": [r"\bx\b"], "accept": ["x"]}
+    assert check_problems({"check": check}) == [reason]
+    assert check_problems({"expected": 42, "check": check}) == [reason]
+    assert check_problems({"expected": None, "check": check}) == [reason]
+
+
+def test_a_restatement_joined_by_is_is_not_a_hedge() -> None:
+    """"0.167 is 1/6 rounded" states one value twice; only an alternative word ("or",
+    "maybe" …) between two numbers offers a second candidate."""
+    task = bundled("set-probability")
+    for answer in ("The probability: 0.167 is 1/6 rounded.", "Out of 30, it is 1/6.",
+                   "So P = 5/30, it is 1/6.", "Neither: 5 of 30, that is also 1/6."):
+        assert verdict(task, answer).result == "pass", answer
+    assert verdict(task, "So P is 1/6, it is maybe 1/5.").result == "fail"
+
+
+def test_the_notes_say_where_the_answer_was_looked_for() -> None:
+    task = bundled("set-probability")
+    marked = verdict(task, "Final answer: 1/5")
+    assert marked.notes == "the final answer line does not contain '1/6'"
+    assert verdict(task, "Final answer: 1/6").notes == "the final answer line contains '1/6'"
+    concluded = verdict(task, "The probability is 1/5.")
+    assert concluded.notes == ("the conclusion (the last sentence that states a number) do "
+                               "not contain '1/6'")
