@@ -10,7 +10,9 @@ Each mutant changes one thing in one module: a comparison (`<` ↔ `<=`, `==` �
 function body dropped (replaced by `pass`). Docstrings, annotations and string constants
 are left alone. Every mutant is written into one temporary copy of the repository (never
 the tree being worked on), and the test files mapped to its module (MAPPED, or `--tests`)
-run against it one mutant at a time: `pytest -x -q -p no:cacheprovider`, under a timeout.
+run against it one mutant at a time (`pytest -x -q -p no:cacheprovider -m "not slow"`,
+forked from a worker that has pytest imported, so a run does not pay its start-up), under
+a timeout.
 A mutant is killed when the tests fail, survives when they pass; a survivor listed in
 bench/mutate_equivalent.txt (with the reason it cannot change behaviour) is counted as
 equivalent. The score is killed ÷ (mutants − equivalent), timeouts counted as killed.
@@ -55,6 +57,7 @@ MAPPED: dict[str, list[str]] = {
                                  "tests/checks/test_answer_config.py"],
 }
 PYTEST = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+LAST_RUN = "last-run.log"  # in the copy: the output of the latest test run, for a failed baseline
 # What the worker imports once, before it forks a run (third-party only).
 PRELOAD = ("_pytest.python", "_pytest.assertion.rewrite", "hypothesis", "yaml", "jsonschema",
            "jsonschema_rs", "httpx")
@@ -335,7 +338,9 @@ class Sandbox:
                 stderr=subprocess.DEVNULL, text=True, start_new_session=True)
         assert self.worker.stdin is not None and self.worker.stdout is not None
         began = time.monotonic()
-        self.worker.stdin.write(json.dumps([*PYTEST, *tests]) + "\n")
+        # its own pytest temp folder: other pytest runs of this user prune the shared one
+        own = ["--basetemp", str(self.root.parent / "pytest-tmp")]
+        self.worker.stdin.write(json.dumps([*PYTEST, *own, *tests]) + "\n")
         self.worker.stdin.flush()
         ready, _, _ = select.select([self.worker.stdout], [], [], timeout)
         took = time.monotonic() - began
@@ -360,9 +365,9 @@ def serve() -> None:
     for line in sys.stdin:
         pid = os.fork()
         if pid == 0:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.dup2(null, 2)
+            log = os.open(LAST_RUN, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
             try:
                 code = int(pytest.main(json.loads(line)))
             except BaseException:  # a broken run is a killed mutant
@@ -396,7 +401,9 @@ def run_module(sandbox: Sandbox, module: str, tests: list[str], chosen: list[Mut
     sandbox.write(module, ast.unparse(ast.parse(original)) + "\n")
     verdict, baseline = sandbox.run(tests, timeout or 600)
     if verdict != "survived":
-        raise SystemExit(f"{module}: the tests fail without a mutant ({verdict})")
+        output = (sandbox.root / LAST_RUN).read_text(encoding="utf-8", errors="replace")
+        raise SystemExit(f"{module}: the tests fail without a mutant ({verdict}):\n"
+                         f"{output[-3000:]}")
     limit = timeout or max(30.0, 4 * baseline)
     print(f"{module}: {len(chosen)} mutants, tests {' '.join(tests)} "
           f"(baseline {baseline:.1f} s, timeout {limit:.0f} s)", file=sys.stderr)
