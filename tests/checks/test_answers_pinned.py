@@ -140,13 +140,11 @@ def test_the_hedge_names_the_other_candidate_on_either_side() -> None:
     first = verdict(task, "The answer is 1/6 or maybe 1/5.")
     second = verdict(task, "The answer is 1/5 or maybe 1/6.")
     assert first.result == second.result == "fail"
-    assert "offers '1/5'" in first.notes and "offers '1/5'" in second.notes
+    assert "concludes '1/6' but offers '1/5'" in first.notes
+    assert "concludes '1/5' but offers '1/6'" in second.notes
     # the same number twice is not two candidates; a percentage is a restatement
     assert verdict(task, "The answer is 1/6 or 1/6.").result == "pass"
     assert verdict(task, "The answer is 16.7% or 1/6.").result == "pass"
-    # more words than alternatives: working, not a hedge
-    assert verdict(task, "The answer is 1/6 or maybe, since 5 of 30 play neither, 1/6"
-                   ).result == "pass"
 
 
 def test_a_response_that_ends_inside_thinking_says_why() -> None:
@@ -252,8 +250,10 @@ def test_a_restatement_joined_by_is_is_not_a_hedge() -> None:
 def test_the_notes_say_where_the_answer_was_looked_for() -> None:
     task = bundled("set-probability")
     marked = verdict(task, "Final answer: 1/5")
-    assert marked.notes == "the final answer line does not contain '1/6'"
-    assert verdict(task, "Final answer: 1/6").notes == "the final answer line contains '1/6'"
+    assert marked.notes == "the final answer line concludes '1/5' (stated on its own), not '1/6'"
+    assert verdict(task, "Final answer: 1/6").notes == (
+        "the final answer line concludes '1/6' (stated on its own)")
     concluded = verdict(task, "The probability is 1/5.")
-    assert concluded.notes == ("the conclusion (the last sentence that states a number) do "
-                               "not contain '1/6'")
+    assert concluded.notes == "the answer concludes '1/5' (the last value stated), not '1/6'"
+    stated = verdict(task, "The answer is 1/6 or 1/6.")
+    assert stated.notes == "the answer concludes '1/6' (stated after 'answer is')"
