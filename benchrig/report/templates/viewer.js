@@ -15,7 +15,7 @@
   });
   var SHOWN = 300; // rows put in the table at once: filtering stays fast at 10,000
   var FILTERS = ["model", "agent", "label", "suite", "task", "result", "error"];
-  var state = { sort: "started", desc: false, failures: false, search: "" };
+  var state = { sort: "started", desc: false, failures: false, search: "", pin: null };
   var order = [];
 
   function el(tag, text, cls) {
@@ -56,6 +56,9 @@
   box.addEventListener("change", update);
   failures.insertBefore(box, failures.firstChild);
   bar.appendChild(failures);
+  var pinned = el("span", "", "meta");
+  pinned.setAttribute("data-pinned", "");
+  bar.appendChild(pinned);
   var count = el("span", "", "meta");
   count.setAttribute("data-count", "");
   bar.appendChild(count);
@@ -89,6 +92,9 @@
       if (want && r[C[FILTERS[f]]] !== want) { return false; }
     }
     if (state.failures && r[C.result] === "pass") { return false; }
+    var pin = state.pin;
+    if (pin && (r[C.group] !== pin.group || r[C.suite] !== pin.suite ||
+                r[C.task] !== pin.task)) { return false; }
     return !state.search || haystack[index].indexOf(state.search) >= 0;
   }
 
@@ -119,6 +125,17 @@
       fragment.appendChild(tr);
     });
     body.appendChild(fragment);
+    pinned.textContent = state.pin ? " " + data.pins.groups[state.pin.group] + " / " +
+      state.pin.suite + " / " + state.pin.task + " only" : "";
+    if (state.pin) {
+      var clear = el("button", "show all");
+      clear.addEventListener("click", function () {
+        state.pin = null;
+        history.replaceState(null, "", window.location.pathname + window.location.search);
+        update();
+      });
+      pinned.appendChild(clear);
+    }
     count.textContent = " " + order.length + " of " + rows.length + " attempts" +
       (order.length > SHOWN ? " (first " + SHOWN + " shown; filter to see others)" : "");
   }
@@ -213,6 +230,17 @@
       " attempts (those that did not pass first); `benchrig view` shows every one.", "note"),
       bar);
   }
-  update();
+  // A heat-map link (#gN-tM): that model row's attempts at that task, the first one open.
+  function pinTarget() {
+    var found = /^g(\d+)-t(\d+)$/.exec(decodeURIComponent(window.location.hash.slice(1)));
+    var task = found && data.pins ? data.pins.tasks[Number(found[2])] : null;
+    if (!task) { return false; }
+    state.pin = { group: Number(found[1]), suite: task[0], task: task[1] };
+    update();
+    if (order.length) { open(order[0]); }
+    return true;
+  }
+  window.addEventListener("hashchange", function () { if (!pinTarget()) { update(); } });
+  if (!pinTarget()) { update(); }
   document.documentElement.setAttribute("data-viewer", "ready");
 })();
