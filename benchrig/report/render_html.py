@@ -223,9 +223,9 @@ def context(report: Report, filters: str = "", served: bool = False,
         "packs": [printable(line) for line in packs],
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice
-        "data": island({**payload(everything, not served, sidecar_of,
+        "data": "" if served else island({**payload(everything, True, sidecar_of,
                                   [i for i, g in enumerate(groups) for _ in g.results]),
-                        "served": served,
+                        "served": False,
                         "pins": {"groups": names,
                                  "tasks": [[label(s), label(t)] for s, t in table.tasks]}}),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
@@ -246,12 +246,8 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def render_html(report: Report, filters: str = "", served: bool = False,
-                packs: tuple[str, ...] = (),
-                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
-    """The whole page: the template filled with `context`, its own style and script
-    allowed by hash in the Content-Security-Policy, nothing else (`served`: it may also
-    fetch from the loopback server that sent it, `benchrig view`)."""
+def _page(name: str) -> tuple[Any, str, str]:
+    """A template, with the page's own style and script (report.js, then viewer.js)."""
     import jinja2
 
     folder = resources.files("benchrig.report") / "templates"
@@ -260,10 +256,33 @@ def render_html(report: Report, filters: str = "", served: bool = False,
                        for name in ("report.js", "viewer.js"))
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                                      trim_blocks=True, lstrip_blocks=True)
-    template = environment.from_string((folder / "report.html.j2").read_text(encoding="utf-8"))
+    return environment.from_string((folder / name).read_text(encoding="utf-8")), style, script
+
+
+def _policy(style: str, script: str, served: bool, frames: bool = False) -> str:
+    """Only the page's own style and script run (by hash); nothing from the network; a
+    served page may fetch from its loopback server, and its shell frame the report part."""
     connect = "'self'" if served else "'none'"
-    policy = (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
-              "img-src 'none'; base-uri 'none'; form-action 'none'; "
-              f"connect-src {connect}")
+    return (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
+            "img-src 'none'; base-uri 'none'; form-action 'none'; "
+            f"connect-src {connect}" + ("; frame-src 'self'" if frames else ""))
+
+
+def render_html(report: Report, filters: str = "", served: bool = False,
+                packs: tuple[str, ...] = (),
+                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
+    """The whole page: the template filled with `context`, its own style and script
+    allowed by hash in the Content-Security-Policy, nothing else (`served`: the report
+    part of `benchrig view`'s page, without the sample browser its shell holds)."""
+    template, style, script = _page("report.html.j2")
     return template.render(**context(report, filters, served, packs, sidecar_of), style=style,
-                           script=script, policy=policy)
+                           script=script, policy=_policy(style, script, served))
+
+
+def render_shell(results: int) -> str:
+    """`benchrig view`'s page as it is sent at once, before any result is read: the sample
+    browser, which fetches its rows, and a frame for the report part (`render_html`,
+    served). `results`: how many result files were found."""
+    template, style, script = _page("shell.html.j2")
+    return template.render(results=results, style=style, script=script,
+                           policy=_policy(style, script, served=True, frames=True))
