@@ -15,7 +15,10 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
@@ -246,9 +249,9 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def _page(name: str) -> tuple[Any, str, str]:
+def _page(name: str) -> tuple[jinja2.Template, str, str]:
     """A template, with the page's own style and script (report.js, then viewer.js)."""
-    import jinja2
+    import jinja2  # here: a summary never pays for it
 
     folder = resources.files("benchrig.report") / "templates"
     style = (folder / "report.css").read_text(encoding="utf-8")
