@@ -30,6 +30,7 @@ class Site:
         self.results: list[Json] = []
         self.transcripts: list[Path | None] = []  # a sidecar beside its result, or none
         self.rows_ready = threading.Event()
+        self.rows_sent = threading.Event()  # a page has its rows: the report may take the CPU
         self.report_ready = threading.Event()
 
     def set_results(self, results: list[Json], transcripts: list[Path | None]) -> None:
@@ -108,6 +109,7 @@ def handler(site: Site) -> Callable[..., BaseHTTPRequestHandler]:
             if self.path == "/rows":
                 site.rows_ready.wait()
                 self._send(200, site.rows, "application/json")
+                site.rows_sent.set()
                 return
             if self.path == "/report":
                 site.report_ready.wait()

@@ -8,7 +8,12 @@
   if (given.rows) {
     browse(given);
   } else { // `benchrig view`'s shell: the rows come from its server once it has read them
-    fetch("rows").then(function (response) { return response.json(); }).then(browse);
+    fetch("rows").then(function (response) { return response.json(); }).then(browse)
+      .then(function () {
+        // the report part only once the rows show: its frame must not hold up the page
+        var frame = document.querySelector("iframe[data-src]");
+        if (frame) { frame.src = frame.getAttribute("data-src"); }
+      });
   }
 
   function browse(data) {
