@@ -32,6 +32,7 @@ def view(
     import signal
     import threading
 
+    from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build
     from benchrig.report.render_html import render_html, render_shell
     from benchrig.report.view_server import Site, server, sidecars
@@ -59,7 +60,7 @@ def view(
         # the rows first: a page opened now gets them before the report part takes the
         # CPU (2 shared cores), but no longer than ROWS_FIRST_S
         site.rows_sent.wait(ROWS_FIRST_S)
-        site.set_report(render_html(build(results), served=True,
+        site.set_report(render_html(build(results, pack_tasks()), served=True,
                                     packs=pack_lines(results)).encode())
         info(f"{len(results)} results; read only; Ctrl-C stops it")
         while serving.is_alive():

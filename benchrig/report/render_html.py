@@ -26,6 +26,7 @@ from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.grouping import Group
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
+from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
 from benchrig.report.tooluse import tool_figures
@@ -72,12 +73,12 @@ class Bar:
     high: float | None = None
 
 
-def _by_suite(group: Group) -> dict[str, Estimate | None]:
-    """A group's pass rate in each of its suites (keyed as the results name them); none for
-    the speed suite, which measures and has no verdicts to rate."""
+def _by_suite(group: Group, card: ModelCard) -> dict[str, Estimate | None]:
+    """A group's pass rate on each line of its scorecard (a suite, or an imported pack's
+    own); none for the speed suite, which measures and has no verdicts to rate."""
     per_suite: dict[str, list[Json]] = {}
     for r in group.results:
-        per_suite.setdefault(r["suite"], []).append(r)
+        per_suite.setdefault(card.line(r), []).append(r)
     return {suite: None if suite == UNRATED else pass_rate(task_counts(results))
             for suite, results in per_suite.items()}
 
@@ -191,12 +192,12 @@ def context(report: Report, filters: str = "", served: bool = False,
     table = task_table(groups)
     everything = [r for g in groups for r in g.results]
     cards: list[Json] = []
-    rates = [_by_suite(group) for group in groups]
+    rates = [_by_suite(group, card) for group, card in zip(groups, report.cards, strict=True)]
     for i, (group, row, card) in enumerate(zip(groups, report.rows, report.cards,
                                                strict=True)):
         overall = pass_rate(task_counts(group.results))
         suites = []
-        shown = {label(suite): found for suite, found in rates[i].items()}
+        shown = rates[i]  # keyed as the card keys its lines
         for suite, s in card.suites.items():  # a card keys its suites by printable name
             found = shown.get(suite)
             suites.append({"suite": suite, "rate": _pct(found.value if found else None),
