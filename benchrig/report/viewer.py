@@ -3,6 +3,7 @@ text made printable by textsafe, written as a JSON island a page's own script re
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,13 @@ _ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
            "\u2029": "\\u2029"}
 
 
+@functools.lru_cache(maxsize=4096)
+def _name(value: str) -> str:
+    """`label` of a name that repeats over thousands of attempts (a model, a metric, a
+    source), computed once: `label` is a pure function of the text."""
+    return label(value)
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -55,9 +63,10 @@ def row(result: Json, searchable: bool = True, group: int | None = None) -> list
     metrics = result.get("metrics") or {}
     checks = result.get("checks") or {}
     answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP) if searchable else ""
-    return [label(result["model"]), label(result.get("agent") or "—"),
-            label(result.get("label") or "—"), label(result["suite"]), label(result["task"]),
-            label(verdict), label(error.get("kind")) if error else "",
+    return [_name(str(result["model"])), _name(str(result.get("agent") or "—")),
+            _name(str(result.get("label") or "—")), _name(str(result["suite"])),
+            _name(str(result["task"])), _name(str(verdict)),
+            _name(str(error.get("kind"))) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
             label(result.get("started_at") or ""), answer, group]
@@ -80,7 +89,7 @@ def _metrics(metrics: Json) -> list[list[str]]:
             shown = printable(value if isinstance(value, str) else
                               json.dumps(value), 400)
         source = metrics.get(f"{name}_source")
-        rows.append([label(name), shown, "" if source is None else label(source)])
+        rows.append([_name(str(name)), shown, "" if source is None else _name(str(source))])
     for name, why in list(rejected.items())[:20]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
