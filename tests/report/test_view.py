@@ -178,6 +178,8 @@ def test_view_serves_read_only_and_stops_on_ctrl_c(driver: Any, tmp_path: Path) 
         assert _get(url + "attempt/9999")[0] == 404
         assert _get(url + "transcript/..%2f..%2fetc%2fpasswd")[0] == 404
         driver.get(url)
+        WebDriverWait(driver, 30).until(  # the shell fetches its rows after it loads
+            lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("data-viewer") == "ready")
         driver.find_element(By.CSS_SELECTOR, "[data-search]").send_keys("gnp.exe")
         driver.find_element(By.CSS_SELECTOR, "table.samples tr[data-row]").click()
         WebDriverWait(driver, 10).until(
