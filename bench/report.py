@@ -47,7 +47,8 @@ def main() -> None:
             "summary --by task": [*cli, "summary", str(folder), "--by", "task"],
             "summary --format csv --per-attempt": [*cli, "summary", str(folder), "--format",
                                                    "csv", "--per-attempt"],
-            "compare smollm2 phi4-mini": [*cli, "compare", "smollm2", "phi4-mini",
+            "compare smollm2@llamacpp phi4-mini@llamacpp": [*cli, "compare", "smollm2@llamacpp",
+                                                         "phi4-mini@llamacpp",
                                           str(folder)],
             "report --html": [*cli, "report", str(folder), "--html", str(out)],
         }

@@ -95,6 +95,7 @@ def summary(
     """Per-model table, then per-suite scorecards, from results/*.json (EXAMPLE.json
     ignored; invalid files named). Rows are per model, agent and the settings that change
     an outcome (temperature, max tokens, think, context, label)."""
+    from benchrig.packs.scores import pack_tasks
     from benchrig.report import FORMATS, VIEWS, render
 
     if format_ not in FORMATS:
@@ -104,7 +105,7 @@ def summary(
     if per_attempt and format_ != "csv":
         raise UsageError("--per-attempt is a CSV of the attempts: use it with --format csv")
     results = _results(paths_, model, suite, label, since, driver)
-    echo(render(results, format_, table_only, by, per_attempt), nl=False)
+    echo(render(results, format_, table_only, by, per_attempt, pack_tasks()), nl=False)
     if format_ in ("table", "markdown") and by == "model" and not table_only:
         from benchrig.packs.scores import pack_report
 
@@ -154,6 +155,7 @@ def report(
 ) -> None:
     """Write an HTML report: scorecards, pass rates per suite with intervals, TTFT and
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
+    from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build
     from benchrig.report.render_html import render_html
     from benchrig.report.view_server import sidecars
@@ -173,8 +175,8 @@ def report(
         found = files.get((result.get("transcript_file"), result.get("run_id")))
         return None if found is None else read_sidecar_file(found)
 
-    write_atomic(html, render_html(build(results), "; ".join(given), packs=pack_lines(results),
-                                   sidecar_of=sidecar_of))
+    write_atomic(html, render_html(build(results, pack_tasks()), "; ".join(given),
+                                   packs=pack_lines(results), sidecar_of=sidecar_of))
     echo(f"{html} ({len(results)} results)")
 
 

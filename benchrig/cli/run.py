@@ -173,7 +173,7 @@ def run(
     # cannot load stops the run here (the runner's own call, before each driver, is cached)
     load_checks({t.check_type for t in chosen if t.check_type}
                 if all(e.kind == "replay" for e in engines.values()) else None)
-    from benchrig.packs.scores import pack_report
+    from benchrig.packs.scores import pack_report, pack_tasks
     from benchrig.report import render
 
     plan = _plan(chosen, models, runs, out_dir, lineup, retry_errors and not resume)
@@ -186,7 +186,7 @@ def run(
     if not results:  # resumed, and every attempt already had its result
         return
     echo("")
-    echo(render(results, "table"), nl=False)
+    echo(render(results, "table", packs=pack_tasks()), nl=False)  # a pack: its own line
     echo(pack_report(results), nl=False)
     if any(r["result"] in ("fail", "error") for r in results):
         raise Exit(1)

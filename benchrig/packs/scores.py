@@ -38,12 +38,18 @@ class PackScore:
                 f"{self.runs} run{'s' if self.runs != 1 else ''} each{partial}")
 
 
+def pack_tasks(base: Path | None = None) -> dict[str, str]:
+    """Each imported pack's task id → the pack's name: what a scorecard shows as the pack's
+    own line (report.scorecard), out of its suite's score and the composite."""
+    return {task: name for name, meta in installed(base).items()
+            for task in (meta.get("task_ids") or {})}
+
+
 def pack_scores(results: Sequence[Mapping[str, Any]], base: Path | None = None
                 ) -> list[PackScore]:
     """pass@k per (pack, model, driver) for the results of tasks in an imported pack;
     attempts that do not count against the model (an infrastructure error) are left out."""
-    owner = {task: name for name, meta in installed(base).items()
-             for task in (meta.get("task_ids") or {})}
+    owner = pack_tasks(base)
     sizes = {name: int(meta.get("problems") or 0) for name, meta in installed(base).items()}
     tally: dict[tuple[str, str, str], dict[str, list[int]]] = defaultdict(
         lambda: defaultdict(lambda: [0, 0]))

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from benchrig.attempts import Result, without_retried_errors
@@ -50,10 +50,10 @@ VIEWS = ("model", "task")
 
 
 def render(results: list[Result], format_: str, table_only: bool = False, by: str = "model",
-           per_attempt: bool = False) -> str:
+           per_attempt: bool = False, packs: Mapping[str, str] | None = None) -> str:
     """The results in `format_` (one of FORMATS): the per-model table, then the scorecards,
     or the table alone; `by="task"` the task × model table; `per_attempt` (csv) one row per
-    result."""
+    result; `packs`: imported packs' task ids → names, each its own scorecard line)."""
     if format_ not in RENDERERS:
         raise ValueError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
     if per_attempt:
@@ -67,4 +67,4 @@ def render(results: list[Result], format_: str, table_only: bool = False, by: st
     renderer = RENDERERS[format_]
     if table_only:
         return renderer.table(model_rows(grouped(results)))
-    return renderer.report(build(results))
+    return renderer.report(build(results, packs))

@@ -3,6 +3,7 @@ rows and the scorecards, index for index."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchrig.attempts import Result
@@ -20,6 +21,8 @@ class Report:
     cards: list[ModelCard]
 
 
-def build(results: list[Result]) -> Report:
+def build(results: list[Result], packs: Mapping[str, str] | None = None) -> Report:
+    """`packs`: each imported pack's task id → its name (packs.scores.pack_tasks): those
+    tasks are their pack's own scorecard line, out of their suite's and the composite."""
     groups = grouped(results)
-    return Report(groups=groups, rows=model_rows(groups), cards=scorecards(groups))
+    return Report(groups=groups, rows=model_rows(groups), cards=scorecards(groups, packs))

@@ -124,7 +124,11 @@ def step_cells(step: StepFigures) -> list[str]:
 def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
     """The suite's own figures: coding levels, speed rates, context retrieval, or passes
     and checks."""
-    if card.suite == "coding":
+    if card.pass_at is not None:  # an imported pack: its own metric, out of the composite
+        text = (" · ".join(f"pass@{k} {pct(v)}" for k, v in card.pass_at.items())
+                + f" over {card.problems} problems ({card.passed}/{card.scored} attempts "
+                "passed; not in the composite)")
+    elif card.suite == "coding":
         text = _coding(card)
     elif card.suite == "speed":
         text = _speed(card)

@@ -1,7 +1,7 @@
 """`benchrig report --html`: one self-contained HTML file (inline CSS, one small inline
 script, static SVG charts; nothing from the network) with the scorecards, pass rates per
-suite with their intervals, TTFT and decode speed, a task × model heat map and a drill-down
-to every attempt.
+suite with their intervals, TTFT and decode speed, a task × model heat map, and the sample
+browser's data (one JSON block) from which the page's script renders every drill-down.
 
 Every text from a result goes through textsafe and Jinja2's autoescaping, and a
 Content-Security-Policy lets only this module's own style and script (by their hashes)
@@ -14,30 +14,28 @@ import datetime as dt
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape  # stdlib: twice markupsafe's speed on short texts
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup
+if TYPE_CHECKING:
+    import jinja2
 
-from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.grouping import Group
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
+from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
 from benchrig.report.tooluse import tool_figures
 from benchrig.report.viewer import island, payload
 from benchrig.suites import SUITES
-from benchrig.textsafe import label, printable, printable_lines
+from benchrig.textsafe import label, printable
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
-EXCERPT = 1200  # characters of an answer shown in a drill-down
-MESSAGE = 300  # characters of a check's message
 CHART_WIDTH = 360  # pixels of the longest bar
 ROW = 16  # pixels per bar
 
@@ -75,12 +73,12 @@ class Bar:
     high: float | None = None
 
 
-def _by_suite(group: Group) -> dict[str, Estimate | None]:
-    """A group's pass rate in each of its suites (keyed as the results name them); none for
-    the speed suite, which measures and has no verdicts to rate."""
+def _by_suite(group: Group, card: ModelCard) -> dict[str, Estimate | None]:
+    """A group's pass rate on each line of its scorecard (a suite, or an imported pack's
+    own); none for the speed suite, which measures and has no verdicts to rate."""
     per_suite: dict[str, list[Json]] = {}
     for r in group.results:
-        per_suite.setdefault(r["suite"], []).append(r)
+        per_suite.setdefault(card.line(r), []).append(r)
     return {suite: None if suite == UNRATED else pass_rate(task_counts(results))
             for suite, results in per_suite.items()}
 
@@ -118,95 +116,6 @@ def _heat(cell: Cell | None) -> str:
     if cell is None or cell.rate is None:
         return "hn"
     return f"h{round(cell.rate * 10)}"
-
-
-def _checks(result: Json) -> str:
-    details = result["checks"].get("details", [])
-    if not details:
-        return ""
-    rows = "".join(
-        f"<tr><td>{escape(label(d.get('name', '')))}</td>"
-        f"{'<td class=pass>yes</td>' if d.get('passed') else '<td class=fail>no</td>'}"
-        f"<td>{escape(printable(str(d.get('message', '')), MESSAGE))}</td></tr>"
-        for d in details)
-    return f"<table><tr><th>check</th><th>passed</th><th>message</th></tr>{rows}</table>"
-
-
-def _figure(value: Any, fmt: str) -> str:
-    return "—" if value is None else format(value, fmt)
-
-
-def _why(reasons: dict[str, Any], name: str) -> str:
-    return escape(printable(str(reasons[name]), MESSAGE))
-
-
-def _figures(metrics: Json) -> str:
-    """TTFT and decode rate as the summary counts them (`grouping` made them credible): a
-    figure refused as impossible, by the driver or by the report, says so and why."""
-    reasons = metrics.get("rejected")
-    reasons = reasons if isinstance(reasons, dict) else {}
-    shown = []
-    for name, title, fmt, unit in (("ttft_ms", "TTFT", ".0f", " ms"),
-                                   ("tokens_per_s", "decode", ".1f", " t/s")):
-        if name in reasons:
-            shown.append(f'{title} <span class="rejected" title="{_why(reasons, name)}">'
-                         "rejected</span>")
-        else:
-            shown.append(f"{title} {_figure(metrics.get(name), fmt)}{unit}")
-    if reasons:  # a result file could list thousands: the first few say enough
-        listed = "; ".join(f"{escape(label(name))}: {_why(reasons, name)}"
-                           for name in list(reasons)[:8])
-        more = f"; {len(reasons) - 8} more" if len(reasons) > 8 else ""
-        shown.append(f"rejected as impossible, not counted: {listed}{more}")
-    return " · ".join(shown)
-
-
-def _attempt(result: Json) -> Markup:
-    """One attempt's drill-down, written here rather than in the template: ten thousand of
-    them are most of a report's time, and this is a fifth of the template's. Every text from
-    the result is escaped (`html.escape`, quotes too) after textsafe made it printable; the
-    verdict and the figures are schema-checked values."""
-    error = result["error"] if isinstance(result.get("error"), dict) else None
-    metrics, checks = result["metrics"], result["checks"]
-    verdict = escape(result["result"])
-    head = [f"run {escape(str(result.get('run_index', '—')))}",
-            f'<span class="{verdict}">{verdict}</span>']
-    if checks["total"]:
-        head.append(f"{checks['passed']}/{checks['total']} checks")
-    if result["truncated"]:
-        head.append("⚠ truncated")
-    head.append(escape(label(result["started_at"])))
-    parts = [f'<details class="attempt" data-verdict="{verdict}"><summary>'
-             f"{' · '.join(head)}</summary><p>{escape(printable(str(result['notes'])))}</p>"]
-    if error is not None:
-        counted = "" if counts_against_model(result) else " (not counted against the model)"
-        text = printable(f"{error.get('kind')}: {error.get('message', '')}")
-        parts.append(f'<p class="error">error {escape(text)}{counted}</p>')
-    parts.append(_checks(result))
-    parts.append(
-        f'<p class="meta">{_figures(metrics)} · task '
-        f'{escape(label(result["task_hash"])[:19])}… · transcript '
-        f'{escape(label(result.get("transcript_file") or "—"))}</p>'
-        f'<pre class="excerpt">'
-        f'{escape(printable_lines(str(result.get("answer_excerpt") or ""), EXCERPT))}'
-        "</pre></details>")
-    return Markup("".join(parts))
-
-
-def _drilldown(group: Group) -> list[Json]:
-    per_task: dict[tuple[str, str], list[Json]] = {}
-    for r in group.results:
-        per_task.setdefault((r["suite"], r["task"]), []).append(r)
-    order = {name: i for i, name in enumerate(SUITES)}
-    tasks = []
-    for key in sorted(per_task, key=lambda k: (order.get(k[0], 99), k)):
-        attempts = sorted(per_task[key], key=lambda r: (r.get("run_index") or 0,
-                                                        r["started_at"]))
-        scored = [r for r in attempts if counts_against_model(r)]
-        tasks.append({"suite": label(key[0]), "task": label(key[1]), "key": key,
-                      "passed": sum(r["result"] == "pass" for r in scored),
-                      "scored": len(scored), "attempts": [_attempt(r) for r in attempts]})
-    return tasks
 
 
 def _context_chart(groups: list[Group]) -> Json | None:
@@ -281,15 +190,14 @@ def context(report: Report, filters: str = "", served: bool = False,
     groups = report.groups
     names = [label(f"{g.name} · {g.agent}") for g in groups]
     table = task_table(groups)
-    index = {key: i for i, key in enumerate(table.tasks)}
     everything = [r for g in groups for r in g.results]
     cards: list[Json] = []
-    rates = [_by_suite(group) for group in groups]
+    rates = [_by_suite(group, card) for group, card in zip(groups, report.cards, strict=True)]
     for i, (group, row, card) in enumerate(zip(groups, report.rows, report.cards,
                                                strict=True)):
         overall = pass_rate(task_counts(group.results))
         suites = []
-        shown = {label(suite): found for suite, found in rates[i].items()}
+        shown = rates[i]  # keyed as the card keys its lines
         for suite, s in card.suites.items():  # a card keys its suites by printable name
             found = shown.get(suite)
             suites.append({"suite": suite, "rate": _pct(found.value if found else None),
@@ -305,10 +213,7 @@ def context(report: Report, filters: str = "", served: bool = False,
                       "ttft": "—" if row.ttft_ms is None else f"{row.ttft_ms:.0f} ms",
                       "decode": "—" if row.tokens_per_s is None
                       else f"{row.tokens_per_s:.1f} t/s",
-                      "suites": suites, "tasks": [] if served else _drilldown(group)})
-    for made in cards:
-        for task in made["tasks"]:
-            task["id"] = f"{made['id']}-t{index[task.pop('key')]}"
+                      "suites": suites})
     rate_charts = _rate_bars(rates, names)
     changed = changed_tasks(everything)
     return {
@@ -320,7 +225,13 @@ def context(report: Report, filters: str = "", served: bool = False,
         "context_chart": _context_chart(groups),
         "tool_rates": _tool_rates(groups),
         "packs": [printable(line) for line in packs],
-        "data": island({**payload(everything, not served, sidecar_of), "served": served}),
+        # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
+        # script renders that drill-down from the data, none is written here twice
+        "data": "" if served else island({**payload(everything, True, sidecar_of,
+                                  [i for i, g in enumerate(groups) for _ in g.results]),
+                        "served": False,
+                        "pins": {"groups": names,
+                                 "tasks": [[label(s), label(t)] for s, t in table.tasks]}}),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
                            "differs": table.differs((s, t)),
@@ -339,13 +250,9 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
-def render_html(report: Report, filters: str = "", served: bool = False,
-                packs: tuple[str, ...] = (),
-                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
-    """The whole page: the template filled with `context`, its own style and script
-    allowed by hash in the Content-Security-Policy, nothing else (`served`: it may also
-    fetch from the loopback server that sent it, `benchrig view`)."""
-    import jinja2
+def _page(name: str) -> tuple[jinja2.Template, str, str]:
+    """A template, with the page's own style and script (report.js, then viewer.js)."""
+    import jinja2  # here: a summary never pays for it
 
     folder = resources.files("benchrig.report") / "templates"
     style = (folder / "report.css").read_text(encoding="utf-8")
@@ -353,10 +260,33 @@ def render_html(report: Report, filters: str = "", served: bool = False,
                        for name in ("report.js", "viewer.js"))
     environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined,
                                      trim_blocks=True, lstrip_blocks=True)
-    template = environment.from_string((folder / "report.html.j2").read_text(encoding="utf-8"))
+    return environment.from_string((folder / name).read_text(encoding="utf-8")), style, script
+
+
+def _policy(style: str, script: str, served: bool, frames: bool = False) -> str:
+    """Only the page's own style and script run (by hash); nothing from the network; a
+    served page may fetch from its loopback server, and its shell frame the report part."""
     connect = "'self'" if served else "'none'"
-    policy = (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
-              "img-src 'none'; base-uri 'none'; form-action 'none'; "
-              f"connect-src {connect}")
+    return (f"default-src 'none'; style-src {_hash(style)}; script-src {_hash(script)}; "
+            "img-src 'none'; base-uri 'none'; form-action 'none'; "
+            f"connect-src {connect}" + ("; frame-src 'self'" if frames else ""))
+
+
+def render_html(report: Report, filters: str = "", served: bool = False,
+                packs: tuple[str, ...] = (),
+                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
+    """The whole page: the template filled with `context`, its own style and script
+    allowed by hash in the Content-Security-Policy, nothing else (`served`: the report
+    part of `benchrig view`'s page, without the sample browser its shell holds)."""
+    template, style, script = _page("report.html.j2")
     return template.render(**context(report, filters, served, packs, sidecar_of), style=style,
-                           script=script, policy=policy)
+                           script=script, policy=_policy(style, script, served))
+
+
+def render_shell(results: int) -> str:
+    """`benchrig view`'s page as it is sent at once, before any result is read: the sample
+    browser, which fetches its rows, and a frame for the report part (`render_html`,
+    served). `results`: how many result files were found."""
+    template, style, script = _page("shell.html.j2")
+    return template.render(results=results, style=style, script=script,
+                           policy=_policy(style, script, served=True, frames=True))

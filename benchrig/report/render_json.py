@@ -16,7 +16,6 @@ from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, ToolFigures
-from benchrig.textsafe import label
 
 FORMAT_VERSION = 1
 METHODS = {
@@ -96,6 +95,9 @@ def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
         extra["tool_use"] = _tool_use(card.tools)
     if card.suite == "context":
         extra |= _context(card)
+    if card.pass_at is not None:  # an imported pack's own line: its figure is pass@k
+        extra["pack"] = {"pass_at": {str(k): v for k, v in card.pass_at.items()},
+                         "problems": card.problems}
     return {
         "attempts": len(results), "passed": card.passed, "scored": card.scored,
         "errors": card.errors, "runs": card.runs,
@@ -128,8 +130,8 @@ def summary_json(report: Report) -> Json:
     models = []
     for group, row, card in zip(report.groups, report.rows, report.cards, strict=True):
         per_suite: dict[str, list[dict[str, Any]]] = {}
-        for r in group.results:
-            per_suite.setdefault(r["suite"], []).append(r)
+        for r in group.results:  # by the card's lines: a pack's tasks are its own
+            per_suite.setdefault(card.line(r), []).append(r)
         models.append({
             "model": group.model, "agent": group.agent, "variant": group.variant or None,
             "settings": _settings(group), **_row(row),
@@ -137,7 +139,7 @@ def summary_json(report: Report) -> Json:
             "composite": {"value": card.composite, "run_range": _span(card.composite_span),
                           "suites": list(card.composite_suites)},
             # a card keys its suites by their printable name
-            "suites": {suite: _suite(card.suites[label(suite)], results)
+            "suites": {suite: _suite(card.suites[suite], results)
                        for suite, results in per_suite.items()},
         })
     everything = [r for g in report.groups for r in g.results]

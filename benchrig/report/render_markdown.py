@@ -47,7 +47,7 @@ def _task_rows(group: Group, card: ModelCard) -> list[str]:
     """One row per task of the card's group, in the card's suite order, then by task."""
     tasks: dict[tuple[str, str], list[Result]] = {}
     for r in group.results:
-        tasks.setdefault((label(r["suite"]), label(r["task"])), []).append(r)
+        tasks.setdefault((card.line(r), label(r["task"])), []).append(r)
     order = list(card.suites)
     rows = []
     for (suite, task), attempts in sorted(tasks.items(), key=lambda i: (order.index(i[0][0]),

@@ -10,7 +10,7 @@ again by `--retry-errors` stays in its run. A suite's interval is the range
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from benchrig.plausible import credible
 from benchrig.report.context import ContextFigures, context_figures, window_counts
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
+from benchrig.report.stats import pass_at_k
 from benchrig.report.tooluse import ToolFigures, tool_figures
 from benchrig.suites import COMPOSITE, SUITES, UNTIMED
 from benchrig.textsafe import label
@@ -84,6 +85,8 @@ class SuiteCard:
     tools: ToolFigures | None = None  # tool_use: its own rates (out of the composite)
     context: ContextFigures | None = None
     ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
+    pass_at: dict[int, float] | None = None  # an imported pack's line: k → pass@k
+    problems: int = 0  # a pack's line: problems with a counted attempt
 
     @property
     def rate(self) -> float | None:
@@ -99,8 +102,8 @@ class SuiteCard:
     def score(self) -> float | None:
         """What the composite averages: coding at assertion level (`coding_pass_rate`),
         other answer-scored suites at task level; speed and tool use have none."""
-        if self.suite not in COMPOSITE:
-            return None
+        if self.suite not in COMPOSITE or self.pass_at is not None:
+            return None  # a pack's pass@k is its own figure, never averaged in
         return self.checks_rate if self.suite in BY_CHECKS else self.rate
 
     @property
@@ -127,6 +130,32 @@ class ModelCard:
     avg_ttft_s: float | None
     truncated: int
     ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
+    packs: Mapping[str, str] = field(default_factory=dict)  # pack task id → pack name
+
+    def line(self, result: Mapping[str, Any]) -> str:
+        """The key of `suites` a result is counted under: its pack's name for a task of an
+        imported pack, else its suite (printable, as the keys are)."""
+        return label(self.packs.get(str(result["task"])) or result["suite"])
+
+
+def line_of(result: Mapping[str, Any], packs: Mapping[str, str]) -> str:
+    """A result's scorecard line, unprinted: its pack's name or its suite."""
+    return packs.get(str(result["task"])) or str(result["suite"])
+
+
+def pack_pass_at(results: list[Result]) -> tuple[dict[int, float], int]:
+    """pass@k over a pack's problems (k = 1, and the fewest counted attempts of a problem
+    when more), from the attempts that count against the model; and how many problems."""
+    counts: dict[str, list[int]] = {}
+    for r in _scored(results):
+        found = counts.setdefault(str(r["task"]), [0, 0])
+        found[0] += 1
+        found[1] += r["result"] == "pass"
+    if not counts:
+        return {}, 0
+    runs = min(n for n, _ in counts.values())
+    return ({k: sum(pass_at_k(n, c, k) for n, c in counts.values()) / len(counts)
+             for k in sorted({1, runs})}, len(counts))
 
 
 def _ttft_s(result: Result) -> float | None:
@@ -229,9 +258,11 @@ def all_greedy(results: list[Result], runs: int) -> bool:
 
 
 def suite_card(suite: str, results: list[Result],
-               runs: list[list[Result]] | None = None) -> SuiteCard:
-    """`runs`: by_run(results), when the caller has it already."""
+               runs: list[list[Result]] | None = None, pack: bool = False) -> SuiteCard:
+    """`runs`: by_run(results), when the caller has it already; `pack`: `suite` is an
+    imported pack's name, its line scored by pass@k (out of the composite)."""
     runs = by_run(results) if runs is None else runs
+    pass_at, problems = pack_pass_at(results) if pack else (None, 0)
     scored = _scored(results)
     checks_passed, checks_total = _checks(results)
     return SuiteCard(
@@ -260,6 +291,8 @@ def suite_card(suite: str, results: list[Result],
         tools=tool_figures(results) if suite == "tool_use" else None,
         context=context_figures(results) if suite == "context" else None,
         ttft_in_flight=crowded_ttft(results),
+        pass_at=pass_at,
+        problems=problems,
     )
 
 
@@ -280,14 +313,19 @@ def _composite_span(results: list[Result], suites: tuple[str, ...],
     return Span(min(values), max(values), len(values)) if values else None
 
 
-def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
+def model_card(model: str, agent: str, results: list[Result],
+               packs: Mapping[str, str] | None = None) -> ModelCard:
+    """`packs`: each imported pack's task id → its name; those tasks make their pack's own
+    line, out of their suite's (a HumanEval attempt is not a bundled coding task)."""
+    packs = packs or {}
     order = {name: i for i, name in enumerate(SUITES)}
     grouped: dict[str, list[Result]] = {}
     for result in results:
-        grouped.setdefault(result["suite"], []).append(result)
-    runs = {s: by_run(group) for s, group in grouped.items()}  # once per suite
-    suites = {label(s): suite_card(s, grouped[s], runs[s])
-              for s in sorted(grouped, key=lambda s: order.get(s, 99))}
+        grouped.setdefault(line_of(result, packs), []).append(result)
+    runs = {s: by_run(group) for s, group in grouped.items()}  # once per line
+    pack_names = set(packs.values())
+    suites = {label(s): suite_card(s, grouped[s], runs[s], s in pack_names)
+              for s in sorted(grouped, key=lambda s: (s in pack_names, order.get(s, 99), s))}
     scoring = tuple(s for s, card in suites.items() if card.score is not None)
     return ModelCard(
         model=label(model),
@@ -299,9 +337,12 @@ def model_card(model: str, agent: str, results: list[Result]) -> ModelCard:
         avg_ttft_s=mean_known(_ttft_s(r) for r in results if r["suite"] not in UNTIMED),
         truncated=sum(card.truncated for card in suites.values()),
         ttft_in_flight=crowded_ttft(r for r in results if r["suite"] not in UNTIMED),
+        packs=packs,
     )
 
 
-def scorecards(groups: list[Group]) -> list[ModelCard]:
-    """One card per (model, agent) group, in the groups' order (that of the per-model table)."""
-    return [model_card(g.name, g.agent, g.results) for g in groups]
+def scorecards(groups: list[Group], packs: Mapping[str, str] | None = None
+               ) -> list[ModelCard]:
+    """One card per (model, agent) group, in the groups' order (that of the per-model table);
+    `packs`: as model_card takes it."""
+    return [model_card(g.name, g.agent, g.results, packs) for g in groups]

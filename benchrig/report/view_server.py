@@ -1,15 +1,16 @@
-"""`benchrig view`'s server: the report page on 127.0.0.1, each attempt's details and its
-transcript on demand, read only (GET and HEAD; nothing is ever written)."""
+"""`benchrig view`'s server: on 127.0.0.1, the page's shell at once, then its rows and its
+report part once read, each attempt's details and its transcript on demand; read only (GET
+and HEAD; nothing is ever written)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from benchrig.report.viewer import detail, island, read_sidecar_file
+from benchrig.report.viewer import detail, island, payload, read_sidecar_file
 from benchrig.textsafe import printable_lines
 
 TRANSCRIPT_CAP = 1 << 20  # characters of a transcript sent (it is made printable first)
@@ -17,13 +18,32 @@ TRANSCRIPT_CAP = 1 << 20  # characters of a transcript sent (it is made printabl
 Json = dict[str, Any]
 
 
-@dataclass(frozen=True)
 class Site:
-    """What the server sends: the page, and per attempt its result and its sidecar."""
+    """What the server sends: the shell at once; the rows, then the report part, once the
+    caller has read the results (a request for them waits until then); per attempt its
+    result and its sidecar. Each is computed once and kept as the bytes sent."""
 
-    page: bytes
-    results: list[Json]
-    transcripts: list[Path | None]  # a sidecar found beside its result, or none
+    def __init__(self, shell: bytes) -> None:
+        self.shell = shell
+        self.rows = b""
+        self.report = b""
+        self.results: list[Json] = []
+        self.transcripts: list[Path | None] = []  # a sidecar beside its result, or none
+        self.rows_ready = threading.Event()
+        self.rows_sent = threading.Event()  # a page has its rows: the report may take the CPU
+        self.report_ready = threading.Event()
+
+    def set_results(self, results: list[Json], transcripts: list[Path | None]) -> None:
+        """The results read: their rows made (only the fields a row shows), once."""
+        self.results, self.transcripts = results, transcripts
+        self.rows = island({**payload(results, embed_details=False),
+                            "served": True}).encode()
+        self.rows_ready.set()
+
+    def set_report(self, page: bytes) -> None:
+        """The report part (scorecards, charts, heat map), rendered once."""
+        self.report = page
+        self.report_ready.set()
 
 
 def sidecars(results: list[Json], folders: list[Path]) -> list[Path | None]:
@@ -84,8 +104,18 @@ def handler(site: Site) -> Callable[..., BaseHTTPRequestHandler]:
                 self._send(421, b"not this host\n", "text/plain; charset=utf-8")
                 return
             if self.path in ("/", "/index.html"):
-                self._send(200, site.page, "text/html; charset=utf-8")
+                self._send(200, site.shell, "text/html; charset=utf-8")
                 return
+            if self.path == "/rows":
+                site.rows_ready.wait()
+                self._send(200, site.rows, "application/json")
+                site.rows_sent.set()
+                return
+            if self.path == "/report":
+                site.report_ready.wait()
+                self._send(200, site.report, "text/html; charset=utf-8")
+                return
+            site.rows_ready.wait()  # an attempt's index means nothing before the rows
             if self.path.startswith("/attempt/") and (i := self._index("/attempt/")) is not None:
                 found = site.transcripts[i]
                 sidecar = read_sidecar_file(found) if found is not None else None

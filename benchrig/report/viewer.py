@@ -3,12 +3,14 @@ text made printable by textsafe, written as a JSON island a page's own script re
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.errors import counts_against_model
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]
@@ -33,10 +35,17 @@ ANSWER_CAP = STATIC.answer
 SIDECAR_ATTEMPTS = 1000  # attempts whose sidecar a static page embeds (failures first)
 # Row columns, in the order the page's script reads them.
 COLUMNS = ("model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
-           "tokens_per_s", "checks", "started", "search")
+           "tokens_per_s", "checks", "started", "search", "group")
 # In a <script> block only these could end it or change how it parses: escaped as JSON.
 _ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
            "\u2029": "\\u2029"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _name(value: str) -> str:
+    """`label` of a name that repeats over thousands of attempts (a model, a metric, a
+    source), computed once: `label` is a pure function of the text."""
+    return label(value)
 
 
 def _number(value: Any) -> float | None:
@@ -45,20 +54,22 @@ def _number(value: Any) -> float | None:
     return round(float(value), 1)
 
 
-def row(result: Json, searchable: bool = True) -> list[Any]:
+def row(result: Json, searchable: bool = True, group: int | None = None) -> list[Any]:
     """One attempt as the browser's table shows and filters it (`searchable`: with its
-    answer's excerpt, for a page that has no details to search and compare)."""
+    answer's excerpt, for a page that has no details to search and compare; `group`: the
+    report's model row it is counted in, which a heat-map link pins)."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
     verdict = result["result"]  # pass, fail, error, unsupported or no-test
     metrics = result.get("metrics") or {}
     checks = result.get("checks") or {}
     answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP) if searchable else ""
-    return [label(result["model"]), label(result.get("agent") or "—"),
-            label(result.get("label") or "—"), label(result["suite"]), label(result["task"]),
-            label(verdict), label(error.get("kind")) if error else "",
+    return [_name(str(result["model"])), _name(str(result.get("agent") or "—")),
+            _name(str(result.get("label") or "—")), _name(str(result["suite"])),
+            _name(str(result["task"])), _name(str(verdict)),
+            _name(str(error.get("kind"))) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
-            label(result.get("started_at") or ""), answer]
+            label(result.get("started_at") or ""), answer, group]
 
 
 def _metrics(metrics: Json) -> list[list[str]]:
@@ -78,7 +89,7 @@ def _metrics(metrics: Json) -> list[list[str]]:
             shown = printable(value if isinstance(value, str) else
                               json.dumps(value), 400)
         source = metrics.get(f"{name}_source")
-        rows.append([label(name), shown, "" if source is None else label(source)])
+        rows.append([_name(str(name)), shown, "" if source is None else _name(str(source))])
     for name, why in list(rejected.items())[:20]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
@@ -102,7 +113,9 @@ def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Js
     thinking = sidecar.get("thinking")
     return {
         "notes": printable(str(result.get("notes") or "")),
-        "error": printable(f"{error.get('kind')}: {error.get('message', '')}") if error else "",
+        "error": printable(f"{error.get('kind')}: {error.get('message', '')}"
+                           + ("" if counts_against_model(result)
+                              else " (not counted against the model)")) if error else "",
         "prompt": _json(sidecar["prompt"], caps.prompt) if "prompt" in sidecar else "",
         "answer": printable_lines(whole, caps.answer),  # its code fences kept: highlighted
         "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
@@ -166,11 +179,14 @@ def read_sidecar_file(path: Path) -> Json:
 
 
 def payload(results: list[Json], embed_details: bool,
-            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
+            sidecar_of: Callable[[Json], Json | None] | None = None,
+            groups: list[int] | None = None) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
-    sends them on demand), from the transcript sidecars where `sidecar_of` reads them."""
+    sends them on demand), from the transcript sidecars where `sidecar_of` reads them
+    (`groups`: each result's model row in the report, for the heat map's links)."""
     data: Json = {"columns": list(COLUMNS),
-                  "rows": [row(r, searchable=not embed_details) for r in results],
+                  "rows": [row(r, not embed_details, None if groups is None else groups[i])
+                           for i, r in enumerate(results)],
                   "caps": vars(STATIC) if embed_details else vars(SERVED)}
     read = sidecar_of or (lambda _: None)
     # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS

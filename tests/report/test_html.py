@@ -1,6 +1,7 @@
 """`benchrig report --html`: one self-contained page, checked as written and as a real
 browser (Debian's chromium, headless) renders it: scorecard numbers, non-empty SVG charts,
-a drill-down that opens, and hostile result text shown, never executed."""
+a drill-down the page's script renders from its data (a heat-map link opens it), and hostile
+result text shown, never executed."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_the_page_is_self_contained_and_escaped(report: Path) -> None:
     page = report.read_text(encoding="utf-8")
     assert page.count("<script>") == 1  # its own, at the end
     assert "<script>document" not in page and "<img src=x" not in page
-    assert "&lt;script&gt;document.documentElement" in page
+    # the answer is data in the JSON block (the script shows it as text, see below)
+    assert "\\u003cscript\\u003edocument.documentElement" in page
     assert "evil&lt;svg onload=" in page and "<svg onload" not in page
     assert re.search(r'http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;'
                      r" style-src &#39;sha256-[^ ]+&#39;; script-src &#39;sha256-", page)
@@ -74,7 +76,12 @@ def _browser(tmp_path: Path, *args: str) -> str:
 
 @pytest.mark.slow  # two browser starts
 def test_the_report_in_a_real_browser(report: Path, tmp_path: Path) -> None:
-    dom = _browser(tmp_path, "--dump-dom", f"{report.as_uri()}#g0-t1")
+    # the heat map's link to alpha's t4 (the hostile answer)
+    found = re.search(r'<td>t4</td><td></td>\n<td class="cell [^"]+"><a href="#(g0-t\d+)">',
+                      report.read_text(encoding="utf-8"))
+    assert found, "the heat map links alpha's t4"
+    target = f"{report.as_uri()}#{found[1]}"
+    dom = _browser(tmp_path, "--dump-dom", target)
     # its own script ran (so script runs at all here), the hostile text's did not
     assert 'data-report-script="ran"' in dom
     assert not re.search(rf"<[a-z]+[^<>]*\s{MARK}=", dom)  # no element got the marker
@@ -88,16 +95,19 @@ def test_the_report_in_a_real_browser(report: Path, tmp_path: Path) -> None:
     for chart in charts:
         widths = [float(w) for w in re.findall(r'<rect[^>]* width="([\d.]+)"', chart)]
         assert widths and max(widths) > 0
-    # the drill-down: one per attempt, and the link's target opened by the page's script
-    assert dom.count('class="attempt"') == 7
-    assert re.search(r'<details class="model" id="g0" open="">', dom)
-    assert re.search(r'<details class="task" id="g0-t1" open="">', dom)
-    assert "&lt;script&gt;document.documentElement" in dom  # shown as text
+    # no drill-down written by the server: the page's script renders it from the data, the
+    # link's target pinned (alpha's one t4 attempt) and opened
+    assert 'class="attempt"' not in report.read_text(encoding="utf-8")
+    assert re.search(r'data-count="">\s*1 of 7 attempts', dom)
+    panel = dom[dom.index('id="sample-detail"'):]
+    assert re.search(r'id="sample-detail" data-open="\d+"', dom)
+    assert "alpha · llamacpp · t4 — fail" in panel
+    assert "&lt;script&gt;document.documentElement" in panel  # shown as text
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"
     shot.unlink(missing_ok=True)
     _browser(tmp_path, "--window-size=1280,1800", f"--screenshot={shot}",
-             f"{report.as_uri()}#g0-t1")
+             target)
     assert shot.stat().st_size > 10_000
 
 

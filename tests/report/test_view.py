@@ -163,13 +163,23 @@ def test_view_serves_read_only_and_stops_on_ctrl_c(driver: Any, tmp_path: Path) 
         assert proc.stdout is not None
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/")
-        assert _get(url)[0] == 200
+        # listen first: the page is a shell that holds no result (sent before any is read);
+        # its rows and its report part are fetched, each made once
+        status, shell = _get(url)
+        assert status == 200 and b'{"served":true,"rows":null}' in shell
+        assert b"model-3" not in shell and len(shell) < 40_000
+        status, rows = _get(url + "rows")
+        assert status == 200 and len(json.loads(rows)["rows"]) == 63
+        status, part = _get(url + "report")
+        assert status == 200 and b"data-pass-rate" in part and b'id="benchrig-data"' not in part
         assert _get(url + "attempt/0")[0] == 200
         assert _get(url, "POST")[0] == 405  # read only
         assert _get(url + "attempt/0", host="evil.example:80")[0] == 421  # DNS rebinding
         assert _get(url + "attempt/9999")[0] == 404
         assert _get(url + "transcript/..%2f..%2fetc%2fpasswd")[0] == 404
         driver.get(url)
+        WebDriverWait(driver, 30).until(  # the shell fetches its rows after it loads
+            lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("data-viewer") == "ready")
         driver.find_element(By.CSS_SELECTOR, "[data-search]").send_keys("gnp.exe")
         driver.find_element(By.CSS_SELECTOR, "table.samples tr[data-row]").click()
         WebDriverWait(driver, 10).until(
@@ -178,6 +188,9 @@ def test_view_serves_read_only_and_stops_on_ctrl_c(driver: Any, tmp_path: Path) 
         assert "Say 5" in panel and "hm" in panel  # prompt and thinking from the sidecar
         _no_marker(driver)
         _shot(driver, "viewer-served.png")
+        driver.switch_to.frame(driver.find_element(By.CSS_SELECTOR, "iframe.report"))
+        assert driver.find_elements(By.CSS_SELECTOR, "[data-pass-rate]")  # the report part
+        driver.switch_to.default_content()
         link = driver.find_element(By.CSS_SELECTOR, "#sample-detail a").get_attribute("href")
         status, body = _get(str(link))
         assert status == 200 and b"Say 5" in body
