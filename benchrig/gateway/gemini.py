@@ -23,8 +23,8 @@ from benchrig.gateway.events import (
 )
 
 # the model and the method are in the path; the SDK uses v1beta, v1 and v1alpha are the same
-PATH = re.compile(r"^/(?:v1beta|v1alpha|v1)/models/([^/:]+):(generateContent|"
-                  r"streamGenerateContent)$")
+PATH = re.compile(r"^/(?:v1beta|v1alpha|v1)/models/(.+):(generateContent|"
+                  r"streamGenerateContent)$")  # a model id may hold ':' (an Ollama tag)
 ANY_PATH = re.compile(r"^/(?:v1beta|v1alpha)/|^/v1/models/[^/]*:")  # its errors: its shape
 FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "tool_calls": "STOP",
           "function_call": "STOP", "content_filter": "SAFETY"}
