@@ -65,3 +65,31 @@ def test_gemini_on_local_goes_through_the_gateway_and_its_figures_are_of_record(
 def test_gemini_defaults_to_the_embedded_model_like_the_other_agents() -> None:
     get_driver("gemini").preflight("smollm2", "local")  # no longer a usage error
     assert default_provider("gemini", None, ["smollm2"]) == "local"
+
+
+@pytest.mark.model
+def test_gemini_on_the_embedded_model_makes_a_real_tool_call(gemini: Path,
+                                                             tmp_path: Path) -> None:
+    """The real Gemini CLI on the real SmolLM2 through the Gemini front: at least one real
+    tool call, every figure the gateway's (a 135M model need not pass, nor finish in time:
+    what was measured before a timeout is kept)."""
+    from tests.drivers.test_agent_clis import ours
+    from tests.helpers.agents import task_with_timeout
+
+    before = ours()
+    task = load_task(task_with_timeout(tmp_path, 240))
+    settings = settings_for(task, Overrides(max_tokens=200, threads=1))
+    done = run_attempt(task, "smollm2", get_driver("gemini"), "local", settings,
+                       tmp_path / "results", agent="gemini")
+    validate(done.result)
+    r = done.result
+    assert r["result"] in ("pass", "fail") or r["error"]["kind"] == "timeout", r.get("error")
+    m = r["metrics"]
+    gateway = m["engine"]["gateway"]
+    assert gateway["calls"] >= 1 and gateway["tool_calls"] >= 1
+    assert {c["front"] for c in gateway["calls_detail"]} == {"gemini"}
+    assert {c["backend"] for c in gateway["calls_detail"]} == {"embedded"}
+    assert (m["input_tokens"], m["output_tokens"]) == (gateway["input_tokens"],
+                                                       gateway["output_tokens"])
+    assert m["input_tokens_source"] == "server" and m["ttft_ms"] == gateway["ttft_ms"]
+    assert ours() <= before  # no gemini left behind

@@ -65,6 +65,7 @@ def test_a_gemini_function_call_round_trip_through_ollama() -> None:
                                                                "content": "x = 1"}}}
     assert call.tool_calls == ("write",) and call.finish_reason == "tool_calls"
     user, model, tool = sent["messages"]
+    assert user == {"role": "user", "content": "write a.py"}
     assert model["tool_calls"] == [{"function": {"name": "ls", "arguments": {}}}]
     assert tool == {"role": "tool", "content": json.dumps({"output": "none"},
                                                           separators=(",", ":")),
