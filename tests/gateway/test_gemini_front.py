@@ -197,3 +197,14 @@ def test_an_unforeseen_body_is_a_400_on_every_front(path: str) -> None:
                               trust_env=False)
     assert response.status_code == 400, response.text
     assert "error" in response.json()
+
+
+def test_a_json_array_stream_cut_by_a_failure_is_still_one_json_array() -> None:
+    writer = GeminiWriter(parse_request({"contents": USER}), "m", sse=False)
+    body = writer.start() + writer.event(Text("ab")) + writer.stream_error("back end died")
+    *chunks, last = json.loads(body)
+    assert chunks[0]["candidates"][0]["content"]["parts"] == [{"text": "ab"}]
+    assert last == {"error": {"code": 502, "message": "back end died",
+                              "status": "UNAVAILABLE"}}
+    empty = GeminiWriter(parse_request({"contents": USER}), "m", sse=False)
+    assert json.loads(empty.start() + empty.stream_error("x"))[0]["error"]["code"] == 502
