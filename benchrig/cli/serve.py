@@ -18,7 +18,7 @@ from benchrig.ui import error, info
 def serve(
     model: Annotated[str, Option("--model", "-m",
         help="smollm2, the path to a .gguf file, or script:<file> (a scripted stand-in); "
-             "with --upstream, the upstream model to ask for.")] = "smollm2",
+             "with --upstream or --ollama, the model to ask for there.")] = "smollm2",
     port: Annotated[int | None, Option(help="Port on 127.0.0.1 (default: a free one).")
                     ] = None,
     context_size: Annotated[int, Option(min=256, help="Context window.")] = 8192,
@@ -28,6 +28,8 @@ def serve(
         help="Forward to this OpenAI-compatible base URL (…/v1) instead.")] = None,
     upstream_key_env: Annotated[str | None, Option(
         help="The variable holding the upstream's API key (sent upstream only).")] = None,
+    ollama: Annotated[str | None, Option(
+        help="Forward to the Ollama at this URL (its native /api/chat) instead.")] = None,
 ) -> None:
     """Serve a model over an OpenAI-compatible API on loopback until Ctrl-C; every call is
     metered (GET /v1/benchrig/calls lists them)."""
@@ -41,12 +43,17 @@ def serve(
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)  # stop cleanly when a supervisor terminates us
+    if upstream and ollama:
+        error("benchrig serve: give --upstream or --ollama, not both")
+        raise Exit(2)
     if upstream:
         spec = GatewaySpec(backend="upstream", base_url=upstream, model=model,
                            api_key_env=upstream_key_env)
+    elif ollama:
+        spec = GatewaySpec(backend="ollama", base_url=ollama, model=model)
     else:
         spec = GatewaySpec.for_local_model(model, context_size, threads)
-    info(f"starting the gateway ({spec.backend}: {upstream or model}) …")
+    info(f"starting the gateway ({spec.backend}: {upstream or ollama or model}) …")
     try:
         gateway = Gateway(spec.build(), port=port or 0, open_default=True)
     except (OSError, ValueError, UsageError, DriverError) as exc:

@@ -1,7 +1,7 @@
 """Gemini CLI (npm `@google/gemini-cli`) unattended: `gemini -p <prompt> -o stream-json
 --yolo`, its init/message/tool_use/tool_result/result events read for turns and tool calls;
-pointed at a Gemini-API base URL, usage statistics, telemetry and update checks off, its
-system prompt and tools trimmed to fit 8k."""
+pointed at a gateway session's Gemini front (`local`) or a Gemini-API base URL; usage
+statistics, telemetry and update checks off, its system prompt and tools trimmed to fit 8k."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.agent import AgentRun, StreamParser, drive, prompt_text
 from benchrig.drivers.agent_clis import (
+    LOCAL,
     SHORT_PROMPT,
     check_window,
     endpoint,
@@ -123,14 +124,17 @@ class GeminiDriver:
     kind = "agent"
 
     def preflight(self, model: str, provider: str | None) -> None:
-        preflight_provider(self.name, provider, local_ok=False)
+        preflight_provider(self.name, provider, local_ok=True)
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("gemini", "BENCHRIG_GEMINI_BIN", INSTALL_HINT)
         window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request,
                               "a short system prompt and four tools")
+        # `local`: a gateway session's Gemini front on the embedded model, which meters every
+        # call; a base URL is a Gemini API as given (the gateway forwards OpenAI chat only)
+        metered = request.provider == LOCAL
         # its files in its private home: the confined agent's /tmp is its own
-        with endpoint(request, self.name, metered=False) as where, driver_home() as home:
+        with endpoint(request, self.name, metered=metered) as where, driver_home() as home:
             settings = home / ".gemini" / "settings.json"
             settings.parent.mkdir(mode=0o700)
             settings.write_text(json.dumps(no_context_files(SETTINGS)))
@@ -143,6 +147,8 @@ class GeminiDriver:
             effective: dict[str, Any] = {
                 "agent_flags": flags, "agent_settings": SETTINGS, "agent_prompt": window,
                 "agent_endpoint": where.base_url}
+            if where.local:
+                effective.update({"context_size": where.window, "server": where.server})
             parser = GeminiParser(metered=where.session is not None)
             return with_meter(where, self.name, lambda: drive(
                 request, agent="gemini", argv=[binary, *flags, "-p", prompt_text(request)],

@@ -41,9 +41,10 @@ __all__ = ["SCHEME", "Backend", "CallRecord", "Gateway", "GatewaySpec", "Session
 class GatewaySpec:
     """Which back end a gateway fronts: `embedded` (a GGUF in this process; `model` is
     `smollm2` or a path), `upstream` (an OpenAI-compatible server at `base_url`, its key in
-    the variable `api_key_env`), or `scripted` (a stand-in replaying the file `script`)."""
+    the variable `api_key_env`), `ollama` (Ollama's native API at `base_url`), or `scripted`
+    (a stand-in replaying the file `script`)."""
 
-    backend: Literal["embedded", "upstream", "scripted"] = "embedded"
+    backend: Literal["embedded", "upstream", "ollama", "scripted"] = "embedded"
     model: str = "smollm2"
     context_size: int = 8192
     threads: int | None = None
@@ -71,6 +72,11 @@ class GatewaySpec:
             model = None if self.model == "smollm2" else self.model
             return UpstreamBackend(self.base_url or "", model=model,
                                    api_key_env=self.api_key_env)
+        if self.backend == "ollama":
+            from benchrig.gateway.ollama import OllamaBackend
+
+            return OllamaBackend(self.base_url or "",
+                                 model=None if self.model == "smollm2" else self.model)
         from benchrig.gateway.embedded import EmbeddedBackend
 
         return EmbeddedBackend(self.model, context_size=self.context_size,

@@ -17,7 +17,7 @@ import orjson
 from benchrig.gateway import chat
 from benchrig.gateway.backend import Backend
 from benchrig.gateway.events import BackendError, RequestError
-from benchrig.gateway.fronts import CHAT, FRONTS, Front, front_for
+from benchrig.gateway.fronts import CHAT, Front, front_for, post_front
 from benchrig.gateway.metering import Meter, Session
 from benchrig.gateway.prices import PriceTable
 from benchrig.textsafe import stored
@@ -168,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body()
         if body is None:
             return
-        front = FRONTS.get(api)
+        front = post_front(api, self.path.partition("?")[2])
         if front is None:
             self._fail(404, f"no route POST {api}", front_for(api))
         else:
@@ -202,6 +202,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         except RequestError as exc:
             self._fail(400, str(exc), front)
+            return
+        except Exception as exc:  # a shape no reader foresaw is still the
+            # request's: a 400 with the reason, never a dropped connection (clients retry)
+            self._fail(400, f"the request cannot be read: {type(exc).__name__}: {exc}",
+                       front)
             return
         model = backend.model_id(request.model)
         meter = Meter(session.next_context(), front=front.name, backend=backend.name,
@@ -261,7 +266,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if not started:
                 self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Type", front.stream_type)
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
