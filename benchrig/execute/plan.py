@@ -18,8 +18,9 @@ EXCLUSIVE_SUITES = ("speed", "context")
 IN_PROCESS_DRIVERS = ("llamacpp",)
 LOCAL_PROVIDER = "local"  # an agent against the embedded model, served by BenchRig
 EMBEDDED_LANE = "embedded model"
-# Agents that can run against the embedded model (BenchRig serves it to them: OpenAI chat).
-LOCAL_AGENTS = ("pi", "opencode", "qwen", "aider", "miniswe")
+# Agents that can run against the embedded model (BenchRig serves it to them: OpenAI chat,
+# or through the model gateway's Messages and Responses fronts for claude and codex).
+LOCAL_AGENTS = ("pi", "opencode", "qwen", "aider", "miniswe", "claude", "codex")
 
 
 def embedded(model: str) -> bool:
