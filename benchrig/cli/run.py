@@ -58,8 +58,10 @@ def run(
     provider: Annotated[list[str] | None, Option("--provider", "-p",
         help="Agent provider, runtime base URL, or (replay) the answer file: one value for "
              "every --driver, or AGENT=VALUE for one of them (repeatable; a pair wins over "
-             "the shared value). [default: local for pi on an embedded model (smollm2, a "
-             ".gguf), else none: the agent's own, OLLAMA_HOST for ollama]")] = None,
+             "the shared value). claude: stream-json, json or local; codex: a config "
+             "model_provider id or local. [default: local for an agent that can use an "
+             "embedded model (smollm2, a .gguf), else none: the agent's own, OLLAMA_HOST for "
+             "ollama]")] = None,
     runs: Annotated[int, Option("--runs", "-n", min=1, help="Attempts per task.")] = 1,
     results_dir: Annotated[Path | None, Option(help="Where result files go. [default: "
         "$BENCHRIG_RESULTS_DIR, else results/ in this checkout]")] = None,

@@ -1,5 +1,6 @@
 """Claude Code unattended: `claude -p --output-format stream-json --verbose
---include-partial-messages` (token TTFT), or plain `--output-format json` (no TTFT)."""
+--include-partial-messages` (token TTFT), or plain `--output-format json` (no TTFT); provider
+`local` points it at a model gateway session fronting the embedded model, trimmed to fit."""
 
 from __future__ import annotations
 
@@ -17,9 +18,19 @@ from benchrig.drivers.agent import (
     message_text,
     prompt_text,
 )
+from benchrig.drivers.agent_clis import (
+    LOCAL,
+    SHORT_PROMPT,
+    Endpoint,
+    check_window,
+    endpoint,
+    no_proxy,
+    with_meter,
+)
 from benchrig.drivers.agent_env import Needs, config_dir, host_home
 from benchrig.drivers.agent_process import locate
 from benchrig.drivers.base import DriverRequest
+from benchrig.drivers.local_model import preflight_local
 from benchrig.jsonsafe import whole
 
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
@@ -36,6 +47,21 @@ VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
              "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
              "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
              "ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_OAUTH_TOKEN", "API_TIMEOUT_MS")
+# Provider `local`: its own system prompt and 20-odd tools (~12,300 tokens) would not leave
+# room for the task in SmolLM2's 8,192; a short prompt, three tools, no MCP servers, skills
+# or settings files do. Bash, Write and Edit are enough to write and test solution.py.
+LOCAL_TOOLS = "Bash,Write,Edit"
+LOCAL_FLAGS = ["--system-prompt", SHORT_PROMPT, "--tools", LOCAL_TOOLS, "--strict-mcp-config",
+               "--disable-slash-commands", "--setting-sources", ""]
+LOCAL_TRIMMED = f"--system-prompt (BenchRig's short one), --tools {LOCAL_TOOLS}, no MCP, " \
+                "no slash commands or skills, no settings files"
+# Its first request with LOCAL_FLAGS, less the task (SmolLM2's tokenizer, on the real CLI:
+# tests/drivers/test_claude_codex_local.py); untrimmed it is ~12,330.
+PROMPT_OVERHEAD_TOKENS = 2_247
+# Every model Claude Code may ask for (main, subagents, background) is the session's.
+MODEL_VARIABLES = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
+                   "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+                   "ANTHROPIC_SMALL_FAST_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL")
 # Limits the agent reached: its work is still checked, the finish reason says which.
 LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd")
 
@@ -195,18 +221,21 @@ class ClaudeDriver:
     kind = "agent"
 
     def preflight(self, model: str, provider: str | None) -> None:
-        if provider not in OUTPUT_FORMATS:
+        if provider not in OUTPUT_FORMATS and provider != LOCAL:
             raise UsageError(
-                f"claude: provider {provider!r} is not an output format; use stream-json "
-                "(the default: token TTFT) or json (the benchmark-runner's mode, TTFT null). "
-                "The embedded model cannot serve Claude Code (it needs /v1/messages); "
-                "use pi for provider local")
+                f"claude: provider {provider!r} is not an output format nor `local`; use "
+                "stream-json (the default: token TTFT), json (the benchmark-runner's mode, "
+                "TTFT null) or local (the embedded model through the model gateway)")
         from benchrig.drivers.preflight import need_binary
 
         need_binary("claude", "BENCHRIG_CLAUDE_BIN", INSTALL_HINT)
+        if provider == LOCAL:
+            preflight_local("claude", model)
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("claude", "BENCHRIG_CLAUDE_BIN", INSTALL_HINT)
+        if request.provider == LOCAL:
+            return self._local(request, binary)
         output_format = OUTPUT_FORMATS.get(request.provider, "stream-json")
         streaming = output_format == "stream-json"
         flags = ["-p", *(STREAM_FLAGS if streaming else ["--output-format", "json"]),
@@ -223,6 +252,38 @@ class ClaudeDriver:
         return drive(request, agent="claude", argv=[binary, *flags, prompt_text(request)],
                      needs=needs(os.environ, extra), parser=parser, runtime=runtime,
                      effective=effective)
+
+    def _local(self, request: DriverRequest, binary: str) -> DriverOutput:
+        """Through a gateway session of its own: the figures of record are the session's,
+        Claude Code's own are kept as reported_*; nothing of the user's login is copied."""
+        window = check_window(self.name, PROMPT_OVERHEAD_TOKENS, request, LOCAL_TRIMMED)
+        with endpoint(request, self.name) as where:
+            flags = ["-p", *STREAM_FLAGS, "--model", where.model, *PERMISSION_FLAGS,
+                     *LOCAL_FLAGS]
+            fixed = {**local_env(where), **no_proxy(os.environ)}
+            runtime = {"name": "claude", "path": binary}
+            effective: dict[str, Any] = {
+                "output_format": "stream-json", "agent_flags": flags,
+                "agent_fixed_env": sorted(fixed), "agent_prompt": window,
+                "agent_endpoint": where.base_url}
+            if where.local:
+                effective.update({"context_size": where.window, "server": where.server})
+            parser = ClaudeParser(True)
+            return with_meter(where, self.name, lambda: drive(
+                request, agent="claude", argv=[binary, *flags, prompt_text(request)],
+                needs=Needs(fixed=fixed), parser=parser, runtime=runtime,
+                effective=effective, load_time_s=where.load_time_s))
+
+
+def local_env(where: Endpoint) -> dict[str, str]:
+    """Claude Code pointed at the session: its root (Claude Code adds /v1/messages), a dummy
+    token (the session's unguessable path is what admits it), every model slot the session's."""
+    env = {"ANTHROPIC_BASE_URL": where.base_url, "ANTHROPIC_AUTH_TOKEN": "benchrig-gateway",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+           **dict.fromkeys(MODEL_VARIABLES, where.model)}
+    if os.geteuid() == 0:
+        env["IS_SANDBOX"] = "1"  # bypass mode refuses to start as root without it
+    return env
 
 
 def needs(host: Mapping[str, str], fixed: Mapping[str, str]) -> Needs:

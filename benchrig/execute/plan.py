@@ -18,8 +18,9 @@ EXCLUSIVE_SUITES = ("speed", "context")
 IN_PROCESS_DRIVERS = ("llamacpp",)
 LOCAL_PROVIDER = "local"  # an agent against the embedded model, served by BenchRig
 EMBEDDED_LANE = "embedded model"
-# Agents that can run against the embedded model (BenchRig serves it to them: its gateway).
-LOCAL_AGENTS = ("pi", "opencode", "qwen", "aider", "miniswe", "gemini")
+# Agents that can run against the embedded model (BenchRig serves it to them through the
+# model gateway: OpenAI chat, and its Messages, Responses and Gemini fronts).
+LOCAL_AGENTS = ("pi", "opencode", "qwen", "aider", "miniswe", "gemini", "claude", "codex")
 
 
 def embedded(model: str) -> bool:

@@ -77,7 +77,8 @@ def test_pi_on_an_embedded_model_gets_provider_local() -> None:
     assert default_provider("pi", None, ["glm-4.6"]) is None
     assert default_provider("pi", None, ["smollm2", "glm-4.6"]) is None
     assert default_provider("llamacpp", None, ["smollm2"]) is None
-    assert default_provider("codex", None, ["smollm2"]) is None
+    assert default_provider("codex", None, ["smollm2"]) == "local"  # through the gateway
+    assert default_provider("claude", "json", ["smollm2"]) == "json"
 
 
 REFERENCES = TASKS / ".references"
