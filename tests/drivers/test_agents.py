@@ -194,8 +194,9 @@ def test_codex_success(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     r, m = done.result, done.metrics
     assert (r["result"], r["code_source"]) == ("pass", "file")
     # no token deltas: TTFT is the first completed item (reasoning), the answer the first
-    # tool item, which completes 0.05 s later
-    assert m["ttft_ms"] > 0 and m["answer_ttft_ms"] - m["ttft_ms"] >= 40
+    # tool item, which completes 0.05 s later (read later: how much later depends on when the
+    # reader got a core, so only the order is asserted)
+    assert m["ttft_ms"] > 0 and m["answer_ttft_ms"] > m["ttft_ms"]
     assert done.engine["ttft_basis"].startswith("first completed item")
     assert m["thinking_chars"] == len("**Choosing a structure**\n\nAn OrderedDict keeps "
                                       "recency in O(1).")
