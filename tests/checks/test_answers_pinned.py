@@ -257,3 +257,37 @@ def test_the_notes_say_where_the_answer_was_looked_for() -> None:
     assert concluded.notes == "the answer concludes '1/5' (the last value stated), not '1/6'"
     stated = verdict(task, "The answer is 1/6 or 1/6.")
     assert stated.notes == "the answer concludes '1/6' (stated after 'answer is')"
+
+
+# ---- what the merged conclusion reader left to pin (the mutation run's survivors) ----------
+
+
+def test_a_numeric_answer_with_no_number_says_so() -> None:
+    task = bundled("set-probability")
+    marked = verdict(task, "I could not work it out.")
+    assert marked.result == "fail"
+    assert marked.notes == "the answer states no number (expected '1/6')"
+
+
+def test_contains_reads_a_number_by_its_whole_value() -> None:
+    from benchrig.checks.answers import contains
+
+    assert contains("1/6", "the odds are 1/6 overall")
+    assert contains("114.6", "a total of $114.60")
+    assert not contains("1/6", "the odds are 11/60")
+    assert not contains("114.6", "a total of 1114.60")
+    assert contains("Paris", "It is Paris.") and not contains("Paris", "Parisian")
+
+
+def test_a_word_answer_is_read_on_the_final_answer_line_when_there_is_one() -> None:
+    import dataclasses
+
+    base = bundled("set-probability")
+    task = dataclasses.replace(base, frontmatter={**base.frontmatter, "expected": "Paris"})
+    lined = verdict(task, "Lyon is large.\nFinal answer: Paris")
+    assert (lined.result, lined.notes) == ("pass", "the final answer line contains 'Paris'")
+    missed = verdict(task, "Paris is lovely.\nFinal answer: Lyon")
+    assert (missed.result, missed.notes) == (
+        "fail", "the final answer line does not contain 'Paris'")
+    tail = verdict(task, "It is Paris.")
+    assert tail.result == "pass" and tail.notes.endswith("characters contain 'Paris'")
