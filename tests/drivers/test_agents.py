@@ -22,7 +22,6 @@ from tests.helpers.staging import stage_files
 RUN = [str(ROOT / "scripts" / "run.sh")]
 
 
-
 # ---- Claude Code -------------------------------------------------------------------------
 
 
@@ -276,11 +275,3 @@ def test_a_missing_agent_exits_2_with_an_install_hint(results_dir: Path, agent: 
     assert list(results_dir.iterdir()) == []
 
 
-@pytest.mark.slow
-def test_claude_and_codex_refuse_the_local_provider(results_dir: Path) -> None:
-    for agent, needs in (("claude", "/v1/messages"), ("codex", "/v1/responses")):
-        ran = benchrig("lru-cache", "smollm2", agent, "local", results_dir=results_dir,
-                       command=RUN)
-        assert ran.code == 2
-        assert needs in ran.stderr and "use pi" in ran.stderr
-    assert not list(results_dir.glob("*.json"))

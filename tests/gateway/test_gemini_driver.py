@@ -72,7 +72,8 @@ def test_gemini_on_the_embedded_model_makes_a_real_tool_call(gemini: Path,
                                                              tmp_path: Path) -> None:
     """The real Gemini CLI on the real SmolLM2 through the Gemini front: at least one real
     tool call, every figure the gateway's (a 135M model need not pass, nor finish in time:
-    what was measured before a timeout is kept)."""
+    what was measured before a timeout is kept; a conversation that outgrows the window is the
+    model's own error, refused by the gateway with both sizes and nothing cut)."""
     from tests.drivers.test_agent_clis import ours
     from tests.helpers.agents import task_with_timeout
 
@@ -83,7 +84,9 @@ def test_gemini_on_the_embedded_model_makes_a_real_tool_call(gemini: Path,
                        tmp_path / "results", agent="gemini")
     validate(done.result)
     r = done.result
-    assert r["result"] in ("pass", "fail") or r["error"]["kind"] == "timeout", r.get("error")
+    error = r.get("error") or {}
+    assert r["result"] in ("pass", "fail") or error["kind"] == "timeout" or (
+        error["kind"] == "model" and "window" in error["message"]), error
     m = r["metrics"]
     gateway = m["engine"]["gateway"]
     assert gateway["calls"] >= 1 and gateway["tool_calls"] >= 1
