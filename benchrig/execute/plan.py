@@ -6,7 +6,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchrig.core.settings import Settings
+from benchrig.core.settings import Settings, for_local_agent
 from benchrig.core.task import TaskSpec
 from benchrig.execute.base import AttemptSpec
 from benchrig.local.model import KNOWN_MODELS
@@ -84,10 +84,17 @@ def attempt_specs(keys: Iterable[tuple[TaskSpec, str, int]], driver: str, agent:
                   label: str | None = None, jobs: int = 1) -> list[AttemptSpec]:
     """The plan's (task, model, run index) keys as attempt descriptions, in their order."""
     where = lane(driver, provider)
+    if driver in LOCAL_AGENTS and provider == LOCAL_PROVIDER:
+        settings = _widened(settings)
     return [AttemptSpec(index, task, model, driver, agent, provider,
                         settings(task, model, run), run, results_dir, pass_env, label, jobs,
                         where, task.suite in EXCLUSIVE_SUITES)
             for index, (task, model, run) in enumerate(keys)]
+
+
+def _widened(settings: Callable[[TaskSpec, str, int], Settings]
+             ) -> Callable[[TaskSpec, str, int], Settings]:
+    return lambda task, model, run: for_local_agent(settings(task, model, run))
 
 
 def repeats(tasks: Iterable[TaskSpec], runs: int, kind: str, temperature: float | None,

@@ -131,6 +131,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _fail(self, status: int, message: str, front: Front = CHAT) -> None:
         self._send(status, front.error_body(stored(message, 2000), status))
 
+    def _fail_quietly(self, status: int, message: str, front: Front) -> None:
+        """An error reply to a client that may have hung up meanwhile (an agent killed at
+        its timeout while the model was reading its prompt): the call is already recorded."""
+        try:
+            self._fail(status, message, front)
+        except OSError:
+            self.close_connection = True
+
     def _session(self) -> tuple[Session, str] | None:
         found = route(self.path)
         session = self.gateway.session(found[0]) if found else None
@@ -235,18 +243,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, body)
         except RequestError as exc:
             record(f"refused: {exc}")
-            self._fail(400, str(exc), front)
+            self._fail_quietly(400, str(exc), front)
         except BackendError as exc:
             record(f"back end failed: {exc}")
-            self._fail(exc.status, f"the back end failed: {exc}", front)
+            self._fail_quietly(exc.status, f"the back end failed: {exc}", front)
         except (BrokenPipeError, ConnectionResetError):
             record("the client hung up")
             self.close_connection = True
         except Exception as exc:  # a gateway fault: the call is recorded, the client told
             status = f"gateway error: {type(exc).__name__}: {exc}"
             record(status)
-            with contextlib.suppress(OSError):
-                self._fail(502, status, front)
+            self._fail_quietly(502, status, front)
         finally:
             events.close()  # ends the back end's generation (and frees its lock) at once
             record("ended")

@@ -89,3 +89,27 @@ def test_nothing_is_removed_while_another_run_writes_there(tmp_path: Path) -> No
         assert all(path.exists() for path in made)
     finally:
         os.close(other)
+
+
+def test_an_agent_on_the_embedded_model_gets_its_window_and_resumes_on_it() -> None:
+    """Agents send 1–6k tokens of their own: on the embedded model the default window is
+    widened to AGENT_CONTEXT; a window that was asked for is kept; a hosted agent or a raw
+    runtime is untouched. The widened window is what resume compares against."""
+    from benchrig.core.settings import AGENT_CONTEXT
+    from benchrig.runner import Overrides, settings_for
+
+    def specs(driver: str, provider: str | None, overrides: Overrides) -> list[AttemptSpec]:
+        return attempt_specs([(TASK, "smollm2", 0)], driver, driver, provider,
+                             lambda task, model, run: settings_for(task, overrides, model),
+                             Path("r"))
+
+    [local] = specs("qwen", "local", Overrides())
+    default = settings_for(TASK, Overrides()).context_size
+    assert local.settings.context_size == AGENT_CONTEXT > default
+    assert "agent" in (local.settings.context_size_source or "")
+    [asked] = specs("qwen", "local", Overrides(context_size=2048))
+    assert asked.settings.context_size == 2048
+    [hosted] = specs("qwen", "http://h/v1", Overrides())
+    [raw] = specs("llamacpp", None, Overrides())
+    assert hosted.settings.context_size == raw.settings.context_size == 4096
+    assert remaining([local], [result_of(local, "fail")]) == []
