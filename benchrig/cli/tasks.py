@@ -24,9 +24,12 @@ def validate(
     paths_: Annotated[list[str] | None, Argument(metavar="[PATHS]...",
         help="Task files, ids or folders (default: tasks/).")] = None,
 ) -> None:
-    """Check task files and their tests against schema/task.schema.json (exit 2 on error)."""
+    """Check task files and their tests against schema/task.schema.json, and every row of a
+    dataset task (exit 2 on error)."""
     loaded = _tasks(paths_ or [])
-    echo(f"{len(loaded)} task(s) valid")
+    files = len({task.path for task in loaded})
+    samples = sum(task.sample_id is not None for task in loaded)
+    echo(f"{files} task(s) valid" + (f" ({samples} samples)" if samples else ""))
 
 
 

@@ -1,0 +1,143 @@
+"""A dataset task (frontmatter `dataset:`) expanded into its samples: one TaskSpec per row, its
+prompt, check and hidden tests filled from the row, every row validated before anything runs."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
+
+from benchrig.checks import check_problems
+from benchrig.core.task import TaskSpec
+from benchrig.dataset import Row, Template, TemplateError, read_rows, template
+from benchrig.schemas import problems as schema_problems
+from benchrig.textsafe import printable
+
+# What a row fills: shown to the model (the prompt side) and hidden from it (the check side).
+SHOWN = ("title", "entry_point")
+HIDDEN = ("expected", "check")
+ROW_TESTS = "row_tests"
+# Frontmatter keys that are about the dataset itself, never filled.
+OWN = ("dataset", "id_field", ROW_TESTS)
+
+
+def test_names_of(source: str) -> tuple[str, ...]:
+    """The top-level `test_*` functions of a test module, in file order (one check each)."""
+    tree = ast.parse(source)
+    return tuple(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+    )
+
+
+def _compiled(value: Any, where: str, problems: list[str]) -> Any:
+    """Every string inside `value` read as a template (lists and mappings kept)."""
+    if isinstance(value, str):
+        try:
+            return template(value)
+        except TemplateError as exc:
+            problems.append(f"{where}: {exc}")
+            return value
+    if isinstance(value, list):
+        return [_compiled(v, f"{where}[{i}]", problems) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _compiled(v, f"{where}.{k}", problems) for k, v in value.items()}
+    return value
+
+
+def _fields(value: Any) -> set[str]:
+    if isinstance(value, Template):
+        return set(value.fields)
+    if isinstance(value, list):
+        return {f for v in value for f in _fields(v)}
+    if isinstance(value, dict):
+        return {f for v in value.values() for f in _fields(v)}
+    return set()
+
+
+def _filled(value: Any, values: Mapping[str, Any], where: str) -> Any:
+    if isinstance(value, Template):
+        try:
+            return value.fill(values)
+        except TemplateError as exc:
+            raise TemplateError(f"{where}: {exc}") from None
+    if isinstance(value, list):
+        return [_filled(v, values, where) for v in value]
+    if isinstance(value, dict):
+        return {k: _filled(v, values, f"{where}.{k}") for k, v in value.items()}
+    return value
+
+
+def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[TaskSpec],
+                                                             list[str]]:
+    """The task with its dataset's path, its samples, and every problem of the template or
+    of a row (`file: dataset line N: where: what`): all of them, none run."""
+    label = str(task.path)
+    name = str(meta["dataset"])
+    data = task.path.parent / name
+    task = replace(task, dataset_path=data)
+    problems: list[str] = []
+    templates = {key: _compiled(meta[key], key, problems)
+                 for key in (*SHOWN, *HIDDEN) if key in meta}
+    body = _compiled(task.body, "body", problems)
+    tests = _compiled(meta[ROW_TESTS], ROW_TESTS, problems) if ROW_TESTS in meta else None
+    shown = _fields(body) | {f for key in SHOWN for f in _fields(templates.get(key))}
+    leaked = sorted(shown & {f for key in HIDDEN for f in _fields(templates.get(key))})
+    if leaked:  # the check's values are the answers: the prompt must never show them
+        problems.extend(f"body: {{{f}}} is read by the check (expected/check), so it is hidden "
+                        "and may not appear in the prompt or title" for f in leaked)
+    if problems:
+        return task, [], [f"{label}: {p}" for p in problems]
+    rows, bad = read_rows(data, meta.get("id_field"))
+    problems.extend(f"{name} {p}" for p in bad)
+    samples: list[TaskSpec] = []
+    for row in rows:
+        try:
+            samples.append(_sample(task, meta, row, body, templates, tests))
+        except TemplateError as exc:
+            problems.append(f"{name} line {row.line}: {exc}")
+    return task, samples, [f"{label}: {printable(p, 400)}" for p in problems]
+
+
+def _sample(task: TaskSpec, meta: Mapping[str, Any], row: Row, body: Any,
+            templates: dict[str, Any], tests: Any) -> TaskSpec:
+    """One row's TaskSpec; TemplateError saying what is wrong with the row."""
+    values = row.values
+    filled = {key: _filled(value, values, key) for key, value in templates.items()}
+    rendered = {k: v for k, v in meta.items() if k not in OWN} | filled
+    found = schema_problems("task", rendered) or check_problems(rendered)
+    if found:
+        raise TemplateError("; ".join(found))
+    prompt = _filled(body, values, "body").strip() if isinstance(body, Template) else task.body
+    if not prompt:
+        raise TemplateError("body: the prompt is empty")
+    test_source, test_names = task.test_source, task.test_names
+    if isinstance(tests, Template):
+        try:
+            test_source = tests.fill_code(values)
+            test_names = test_names_of(test_source)
+        except TemplateError as exc:
+            raise TemplateError(f"{ROW_TESTS}: {exc}") from None
+        except SyntaxError as exc:
+            raise TemplateError(f"{ROW_TESTS}: line {exc.lineno}: {exc.msg}") from None
+        if not test_names:
+            raise TemplateError(f"{ROW_TESTS}: no top-level test_* function")
+    digest = hashlib.sha256(f"{task.task_hash}\0{row.row_hash}\0".encode())
+    if test_source is not None:
+        digest.update(test_source.encode("utf-8", "surrogatepass"))
+    entry = rendered.get("entry_point", ())
+    check = dict(rendered.get("check") or ({"type": "tests"} if test_source else {}))
+    heading = next((line[2:].strip() for line in prompt.splitlines() if line.startswith("# ")),
+                   "")
+    return replace(
+        task, title=str(rendered.get("title") or heading or task.id), body=prompt,
+        task_hash="sha256:" + digest.hexdigest(), check=MappingProxyType(check),
+        entry_points=(entry,) if isinstance(entry, str) else tuple(entry),
+        test_source=test_source, test_names=test_names,
+        test_path=task.test_path or (task.dataset_path if test_source else None),
+        frontmatter=MappingProxyType(rendered), sample_id=row.sample_id,
+        row_hash=row.row_hash)
