@@ -299,6 +299,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
     """The plan's attempts run by the executor (see benchrig/execute), each verdict line
     printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
     of how far it got and how to resume, exit 130."""
+    from benchrig.attempts import unit_of
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
     from benchrig.runner import Produced, UnrecordedAttempt, perform, record
@@ -341,7 +342,8 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
                     return
                 r = attempt.result
                 bar.advance(r["result"])
-                echo(verdict_line(spec.task.id, spec.model, spec.agent, r, str(attempt.path)))
+                echo(verdict_line(unit_of(spec.task.id, spec.task.sample_id), spec.model,
+                                  spec.agent, r, str(attempt.path)))
                 results.append(r)
                 if r["result"] == "error" and not counts_against_model(r):
                     errors += 1
@@ -349,7 +351,8 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
                         raise TooManyErrors
 
             def watch(spec: AttemptSpec) -> AttemptLine:
-                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
+                shown = printable(unit_of(spec.task.id, spec.task.sample_id))
+                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {shown} · "
                                    f"{printable(spec.model)} · {printable(spec.agent)}")
 
             try:

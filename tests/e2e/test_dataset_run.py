@@ -31,6 +31,7 @@ def test_each_row_runs_as_a_sample_and_resume_runs_only_new_rows(tmp_path: Path)
     assert ran.code == 1, ran.stderr  # two samples fail
     found = {r["sample_id"]: r["result"] for r in _results(out)}
     assert found == {"fr": "pass", "pl": "fail", "ua": "fail"}
+    assert "capitals#fr m replay: pass" in ran.stdout  # each verdict line names its sample
     again = _run(task, answer, out, "--resume")
     assert "3 of 3 attempts already have a result" in again.stderr
     write_task(tmp_path / "tasks", [ROWS[0], {**ROWS[1], "capital": "Warsaw"}, ROWS[2]])
