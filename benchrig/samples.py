@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
@@ -12,13 +13,14 @@ from typing import Any
 
 from benchrig.checks import check_problems
 from benchrig.core.task import TaskSpec
-from benchrig.dataset import Row, Template, TemplateError, read_rows, template
+from benchrig.dataset import FIELD, Row, Template, TemplateError, read_rows, template
 from benchrig.schemas import problems as schema_problems
 from benchrig.textsafe import printable
 
 # What a row fills: shown to the model (the prompt side) and hidden from it (the check side).
 SHOWN = ("title", "entry_point")
 HIDDEN = ("expected", "check")
+FILLED = (*SHOWN, *HIDDEN)
 ROW_TESTS = "row_tests"
 # Frontmatter keys that are about the dataset itself, never filled.
 OWN = ("dataset", "id_field", ROW_TESTS)
@@ -32,6 +34,18 @@ def test_names_of(source: str) -> tuple[str, ...]:
         for node in tree.body
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
     )
+
+
+def stand_in(value: Any) -> Any:
+    """`value` with each string that has a `{field}` replaced by a plain word: the template
+    as the schema can check it before any row fills it (each row is checked filled)."""
+    if isinstance(value, str):
+        return "x" if re.search(r"\{" + FIELD + r"(!code)?\}", value) else value
+    if isinstance(value, list):
+        return [stand_in(v) for v in value]
+    if isinstance(value, dict):
+        return {k: stand_in(v) for k, v in value.items()}
+    return value
 
 
 def _compiled(value: Any, where: str, problems: list[str]) -> Any:

@@ -20,7 +20,7 @@ from benchrig.core.task import TaskSpec
 from benchrig.needle import filler_problems
 from benchrig.paths import tasks_dir
 from benchrig.result import Unreadable, read_regular
-from benchrig.samples import expand
+from benchrig.samples import FILLED, expand, stand_in
 from benchrig.samples import test_names_of as test_names_of  # its old home: bench/ imports it
 from benchrig.schemas import problems as schema_problems
 
@@ -202,9 +202,12 @@ def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
     meta = _plain(dict(post.metadata))
     if not meta:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
-    problems = [f"{label}: {p}" for p in _readable(schema_problems("task", meta), meta,
-                                                   raw.decode("utf-8"))]
     dataset = "dataset" in meta
+    # a dataset task's filled keys are templates: the schema checks them filled, per row
+    unfilled = {k: stand_in(v) if k in FILLED else v for k, v in meta.items()} if dataset \
+        else meta
+    problems = [f"{label}: {p}" for p in _readable(schema_problems("task", unfilled), meta,
+                                                   raw.decode("utf-8"))]
     if not problems and not dataset:  # a dataset task's check is checked filled, per row
         problems = [f"{label}: {p}" for p in check_problems(meta)]
     stem = path.name.removesuffix(".md")
