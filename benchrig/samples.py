@@ -114,7 +114,13 @@ def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[Task
             samples.append(_sample(task, meta, row, body, templates, tests))
         except TemplateError as exc:
             problems.append(f"{name} line {row.line}: {exc}")
+    problems.sort(key=_line)  # each bad row in file order, whatever found it
     return task, samples, [f"{label}: {printable(p, 400)}" for p in problems]
+
+
+def _line(problem: str) -> int:
+    found = re.search(r" line (\d+): ", problem)
+    return int(found.group(1)) if found else 0
 
 
 def _sample(task: TaskSpec, meta: Mapping[str, Any], row: Row, body: Any,
