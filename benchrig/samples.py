@@ -14,6 +14,7 @@ from typing import Any
 from benchrig.checks import check_problems
 from benchrig.core.task import TaskSpec
 from benchrig.dataset import FIELD, Row, Template, TemplateError, read_rows, template
+from benchrig.result import Unreadable, read_regular
 from benchrig.schemas import problems as schema_problems
 from benchrig.textsafe import printable
 
@@ -22,8 +23,12 @@ SHOWN = ("title", "entry_point")
 HIDDEN = ("expected", "check")
 FILLED = (*SHOWN, *HIDDEN)
 ROW_TESTS = "row_tests"
+ROW_TESTS_FILE = "row_tests_file"
 # Frontmatter keys that are about the dataset itself, never filled.
-OWN = ("dataset", "id_field", ROW_TESTS)
+OWN = ("dataset", "id_field", ROW_TESTS, ROW_TESTS_FILE)
+TESTS_CAP = 16 << 20  # bytes of one row's test file, as of a task's
+# A row's test file: under the task's folder, named plainly (no `..`, not absolute).
+RELATIVE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*\.py")
 
 
 def test_names_of(source: str) -> tuple[str, ...]:
@@ -99,6 +104,10 @@ def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[Task
                  for key in (*SHOWN, *HIDDEN) if key in meta}
     body = _compiled(task.body, "body", problems)
     tests = _compiled(meta[ROW_TESTS], ROW_TESTS, problems) if ROW_TESTS in meta else None
+    if ROW_TESTS_FILE in meta:
+        if tests is not None:
+            problems.append(f"{ROW_TESTS_FILE}: give {ROW_TESTS} or {ROW_TESTS_FILE}, not both")
+        tests = (ROW_TESTS_FILE, _compiled(meta[ROW_TESTS_FILE], ROW_TESTS_FILE, problems))
     shown = _fields(body) | {f for key in SHOWN for f in _fields(templates.get(key))}
     leaked = sorted(shown & {f for key in HIDDEN for f in _fields(templates.get(key))})
     if leaked:  # the check's values are the answers: the prompt must never show them
@@ -119,6 +128,19 @@ def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[Task
     return task, samples, [f"{label}: {printable(p, 400)}" for p in problems]
 
 
+def _test_file(task: TaskSpec, name: Any, values: Mapping[str, Any]) -> tuple[Any, str]:
+    """A row's test file (its path under the task's folder) and its text; TemplateError."""
+    relative = name.fill(values) if isinstance(name, Template) else str(name)
+    if not RELATIVE.fullmatch(relative):
+        raise TemplateError(f"{ROW_TESTS_FILE}: {printable(relative, 80)!r} is not a .py file "
+                            "under the task's folder (letters, digits, ._-, no '..')")
+    path = task.path.parent / relative
+    try:
+        return path, read_regular(path, TESTS_CAP, follow=True).decode("utf-8")
+    except (Unreadable, UnicodeDecodeError) as exc:
+        raise TemplateError(f"{ROW_TESTS_FILE}: {relative}: {exc}") from None
+
+
 def _line(problem: str) -> int:
     found = re.search(r" line (\d+): ", problem)
     return int(found.group(1)) if found else 0
@@ -136,7 +158,10 @@ def _sample(task: TaskSpec, base: dict[str, Any], meta: Mapping[str, Any], row: 
     prompt = _filled(body, values, "body").strip() if isinstance(body, Template) else task.body
     if not prompt:
         raise TemplateError("body: the prompt is empty")
-    test_source, test_names = task.test_source, task.test_names
+    test_source, test_names, test_path = task.test_source, task.test_names, task.test_path
+    if isinstance(tests, tuple):  # row_tests_file: each row names its test file
+        test_path, test_source = _test_file(task, tests[1], values)
+        tests = Template((test_source,))  # read as it is: a file is code, never filled
     if isinstance(tests, Template):
         try:
             test_source = tests.fill_code(values)
@@ -160,7 +185,7 @@ def _sample(task: TaskSpec, base: dict[str, Any], meta: Mapping[str, Any], row: 
         "task_hash": "sha256:" + digest.hexdigest(), "check": MappingProxyType(check),
         "entry_points": (entry,) if isinstance(entry, str) else tuple(entry),
         "test_source": test_source, "test_names": test_names,
-        "test_path": task.test_path or (task.dataset_path if test_source else None),
+        "test_path": test_path or (task.dataset_path if test_source else None),
         "frontmatter": MappingProxyType(rendered), "sample_id": row.sample_id,
         "row_hash": row.row_hash})
 

@@ -225,7 +225,8 @@ def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
                         f"({stem}{TEST_SUFFIX}), not by {check_type!r}")
     if meta.get("suite") == "context" and body:  # the body is the filler, not a prompt
         problems.extend(f"{label}: {p}" for p in filler_problems(body))
-    if (meta.get("suite") == "coding" or check_type == "tests") and "row_tests" not in meta:
+    if (meta.get("suite") == "coding" or check_type == "tests") and \
+            not {"row_tests", "row_tests_file"} & set(meta):
         test_source, test_names = _load_tests(path, label, problems)
     if problems:
         raise TaskError(problems)

@@ -235,3 +235,51 @@ def test_validate_checks_every_row(tmp_path: Path) -> None:
 def test_load_tasks_expands_samples(tmp_path: Path) -> None:
     path = write_task(tmp_path, ROWS)
     assert [t.sample_id for t in load_tasks([path])] == ["fr", "pl"]
+
+
+ROW_FILE_TASK = """---
+id: double
+suite: coding
+language: python
+difficulty: easy
+tags: [demo]
+timeout_s: 60
+dataset: rows.jsonl
+id_field: id
+entry_point: double
+row_tests_file: "{tests}"
+---
+
+Write `double(x)` returning twice x, for example double({x}).
+"""
+
+
+def test_each_row_may_name_its_test_file(tmp_path: Path) -> None:
+    (tmp_path / "hidden").mkdir()
+    for n in (1, 2):
+        (tmp_path / "hidden" / f"r{n}.py").write_text(
+            f"from solution import double\n\ndef test_double_{n}():\n"
+            f"    assert double({n}) == {2 * n}\n", encoding="utf-8")
+    rows = [{"id": f"r{n}", "x": n, "tests": f"hidden/r{n}.py"} for n in (1, 2)]
+    path = write_task(tmp_path, rows, data="rows.jsonl", text=ROW_FILE_TASK, name="double")
+    first, second = load_samples(path)
+    assert first.test_names == ("test_double_1",) and second.test_names == ("test_double_2",)
+    assert first.test_path == tmp_path / "hidden" / "r1.py"
+    assert tmp_path / "hidden" in first.folders  # hidden from agents with the task
+    assert "hidden/r1.py" not in first.body and "assert" not in first.body
+
+
+def test_attack_a_row_s_test_file_cannot_leave_the_task_folder(tmp_path: Path) -> None:
+    """A row naming `../x.py` or `/etc/x.py` would run (and hide) a file outside the task's
+    folder as a trusted test: refused, naming the row's line."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("def test_ok():\n    pass\n", encoding="utf-8")
+    rows = [{"id": "a", "x": 1, "tests": "../outside.py"},
+            {"id": "b", "x": 2, "tests": str(outside)}]
+    path = write_task(tmp_path / "task", rows, data="rows.jsonl", text=ROW_FILE_TASK,
+                      name="double")
+    problems = problems_of(path)
+    assert len(problems) == 2
+    assert "rows.jsonl line 1: row_tests_file: '../outside.py' is not a .py file under " \
+           "the task's folder" in problems[0]
+    assert "rows.jsonl line 2: row_tests_file:" in problems[1]
