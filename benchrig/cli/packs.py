@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 from benchrig.textsafe import printable
 
 if TYPE_CHECKING:
-    pass
+    from benchrig.packs.verify import Verification
+    from benchrig.sandbox import Confinement
 
 from benchrig.cli.app import (
     Argument,
@@ -69,21 +70,49 @@ def import_(
 
 @app.command(short_help="Prove a pack: every reference answer passes, every broken one fails.")
 def verify(
-    pack: Annotated[str, Argument(help="An imported pack, e.g. humaneval.")],
+    pack: Annotated[str, Argument(help="An imported pack, e.g. humaneval; or a dataset "
+                                       "task's file (with --reference and --broken).")],
     results_dir: Annotated[Path | None, Option(help=(
         "Where results go, in a folder per run (default: the pack's .verify/, hidden from "
         "agents with the pack: they hold the reference answers)."))] = None,
+    reference: Annotated[str | None, Option("--reference", metavar="T",
+        help="A dataset task: each row's known-good answer, a template over the row "
+             "(HumanEval: '```python\n{prompt}{canonical_solution}\n```').")] = None,
+    broken: Annotated[str | None, Option("--broken", metavar="T",
+        help="A dataset task: each row's deliberately broken answer, a template.")] = None,
 ) -> None:
     """Replay every reference answer of a pack (all must pass) and a broken answer for each
     (all must fail), through the normal pipeline; print the table and save it (exit 1 if
-    any answer surprised)."""
+    any answer surprised). A dataset task's answers are filled from each row."""
     from benchrig import sandbox
     from benchrig.packs.verify import verify_pack
 
     confinement = sandbox.detect()
     _require(sandbox.warning(confinement), False)
-    report = verify_pack(pack, results_dir, confinement)
+    if pack.endswith(".md"):
+        report = _verify_dataset(Path(pack), reference, broken, results_dir, confinement)
+    else:
+        report = verify_pack(pack, results_dir, confinement)
     echo(report.table(), nl=False)
     echo(f"saved in {printable(str(report.folder))}")
     if not report.ok:
         raise Exit(1)
+
+
+def _verify_dataset(task: Path, reference: str | None, broken: str | None,
+                    results_dir: Path | None, confinement: Confinement | None
+                    ) -> Verification:
+    """A dataset task's rows replayed with the answers the templates fill (results by
+    default in the task's folder's .verify/, hidden from agents with the task)."""
+    import datetime as dt
+
+    from benchrig.core.errors import UsageError
+    from benchrig.packs.verify_dataset import verify_dataset
+
+    answers = [(name, text.replace("\\n", "\n"), verdict) for name, text, verdict in
+               (("reference", reference, "pass"), ("broken", broken, "fail")) if text]
+    if not answers:
+        raise UsageError("verify a dataset task: give --reference T and/or --broken T")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    out = (results_dir or task.parent / ".verify") / stamp
+    return verify_dataset(task, answers, out, confinement)
