@@ -283,3 +283,24 @@ def test_attack_a_row_s_test_file_cannot_leave_the_task_folder(tmp_path: Path) -
     assert "rows.jsonl line 1: row_tests_file: '../outside.py' is not a .py file under " \
            "the task's folder" in problems[0]
     assert "rows.jsonl line 2: row_tests_file:" in problems[1]
+
+
+def test_attack_row_text_with_lone_surrogates_and_controls_is_outside_text(
+        tmp_path: Path) -> None:
+    """A row is outside text: a lone surrogate or a terminal escape in it is stored and shown
+    through textsafe, never a crash writing the result or a cursor moved on the terminal."""
+    bad = ('{"code": "zz", "country": "Zembla", "capital": "On\\ud800hava\\u009b"}\n')
+    problems = problems_of(write_task(tmp_path / "bad", bad))
+    assert "\\ud800" in problems[0] and "\\x9b" in problems[0]  # named, printable
+    text = ('{"code": "zz", "country": "Zem\\ud800bla\\u001b[2J", "capital": "Onhava"}\n')
+    sample, = load_samples(write_task(tmp_path / "task", text))
+    answer = tmp_path / "answer.md"
+    answer.write_text("Final answer: Onhava\n", encoding="utf-8")
+    out = tmp_path / "results"
+    attempt = run_attempt(sample, "m", get_driver("replay"), str(answer),
+                          settings_for(sample, Overrides()), out, agent="replay")
+    assert attempt.result["result"] == "pass"
+    stored = attempt.path.read_text(encoding="utf-8")  # written, valid UTF-8
+    assert json.loads(stored)["sample_id"] == "zz"
+    sidecar, = out.glob("*.jsonl")
+    assert "\\\\ud800" in sidecar.read_text(encoding="utf-8")  # escaped as text, kept
