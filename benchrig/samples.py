@@ -19,9 +19,11 @@ from benchrig.schemas import problems as schema_problems
 from benchrig.textsafe import printable
 
 # What a row fills: shown to the model (the prompt side) and hidden from it (the check side).
-SHOWN = ("title", "entry_point")
+SHOWN = ("title", "entry_point", "tools")
 HIDDEN = ("expected", "check")
-FILLED = (*SHOWN, *HIDDEN)
+TURNS = "turns"  # a tool case's turns: `user` and `result` are shown, `call`/`answer` hidden
+SHOWN_IN_TURN = ("user", "result")
+FILLED = (*SHOWN, *HIDDEN, TURNS)
 ROW_TESTS = "row_tests"
 ROW_TESTS_FILE = "row_tests_file"
 # Frontmatter keys that are about the dataset itself, never filled.
@@ -100,19 +102,24 @@ def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[Task
     data = task.path.parent / name
     task = replace(task, dataset_path=data)
     problems: list[str] = []
-    templates = {key: _compiled(meta[key], key, problems)
-                 for key in (*SHOWN, *HIDDEN) if key in meta}
+    templates = {key: _compiled(meta[key], key, problems) for key in FILLED if key in meta}
     body = _compiled(task.body, "body", problems)
     tests = _compiled(meta[ROW_TESTS], ROW_TESTS, problems) if ROW_TESTS in meta else None
     if ROW_TESTS_FILE in meta:
         if tests is not None:
             problems.append(f"{ROW_TESTS_FILE}: give {ROW_TESTS} or {ROW_TESTS_FILE}, not both")
         tests = (ROW_TESTS_FILE, _compiled(meta[ROW_TESTS_FILE], ROW_TESTS_FILE, problems))
-    shown = _fields(body) | {f for key in SHOWN for f in _fields(templates.get(key))}
-    leaked = sorted(shown & {f for key in HIDDEN for f in _fields(templates.get(key))})
+    turns = [t for t in templates.get(TURNS) or [] if isinstance(t, dict)]
+    shown = _fields(body) | {f for key in SHOWN for f in _fields(templates.get(key))} | {
+        f for t in turns for key in SHOWN_IN_TURN for f in _fields(t.get(key))}
+    hidden = {f for key in HIDDEN for f in _fields(templates.get(key))} | {
+        f for t in turns for key, v in t.items() if key not in SHOWN_IN_TURN
+        for f in _fields(v)}
+    leaked = sorted(shown & hidden)
     if leaked:  # the check's values are the answers: the prompt must never show them
-        problems.extend(f"body: {{{f}}} is read by the check (expected/check), so it is hidden "
-                        "and may not appear in the prompt or title" for f in leaked)
+        problems.extend(f"body: {{{f}}} is read by the check (expected, check, a turn's "
+                        "call or answer), so it is hidden and may not appear in the prompt, "
+                        "title, tools or a turn's user text" for f in leaked)
     if problems:
         return task, [], [f"{label}: {p}" for p in problems]
     rows, bad = read_rows(data, meta.get("id_field"))

@@ -151,8 +151,9 @@ def test_attack_a_prompt_that_shows_the_answer_field_is_refused(tmp_path: Path) 
     model its answer: refused at load, before any row is read."""
     path = write_task(tmp_path, ROWS, body="Capital of {country}? (It is {capital}.)")
     problems = problems_of(path)
-    assert problems == [f"{path}: body: {{capital}} is read by the check (expected/check), "
-                        "so it is hidden and may not appear in the prompt or title"]
+    assert problems == [f"{path}: body: {{capital}} is read by the check (expected, check, "
+                        "a turn's call or answer), so it is hidden and may not appear in the "
+                        "prompt, title, tools or a turn's user text"]
 
 
 def test_attack_answer_not_in_prompt_nor_transcript(tmp_path: Path) -> None:
@@ -304,3 +305,65 @@ def test_attack_row_text_with_lone_surrogates_and_controls_is_outside_text(
     assert json.loads(stored)["sample_id"] == "zz"
     sidecar, = out.glob("*.jsonl")
     assert "\\\\ud800" in sidecar.read_text(encoding="utf-8")  # escaped as text, kept
+
+
+WEATHER = """---
+id: weather
+suite: tool_use
+language: en
+difficulty: easy
+tags: [tool-use]
+timeout_s: 60
+dataset: cities.csv
+id_field: id
+check:
+  type: tool_calls
+tools:
+- type: function
+  function:
+    name: get_weather
+    description: Current weather for a city.
+    parameters:
+      type: object
+      properties:
+        city: {type: string}
+      required: [city]
+turns:
+- call:
+    name: get_weather
+    arguments:
+      city: "{city_en}"
+---
+
+What is the weather like in {city_local} right now?
+"""
+
+
+def _tool_reply(tmp_path: Path, city: str) -> Path:
+    path = tmp_path / f"{city}.json"
+    path.write_text(json.dumps({"turns": [{"tool_calls": [
+        {"name": "get_weather", "arguments": json.dumps({"city": city})}]}]}),
+        encoding="utf-8")
+    return path
+
+
+def test_a_tool_case_s_turns_are_filled_per_row(tmp_path: Path) -> None:
+    text = WEATHER
+    path = write_task(tmp_path, "id,city_local,city_en\nwaw,Warszawa,Warsaw\nmuc,München,"
+                      "Munich\n", data="cities.csv", text=text, name="weather")
+    waw, muc = load_samples(path)
+    assert waw.frontmatter["turns"][0]["call"]["arguments"] == {"city": "Warsaw"}
+    assert "Warsaw" not in json.dumps(render(waw), ensure_ascii=False)
+    out = tmp_path / "results"
+    for sample, said, verdict in ((waw, "Warsaw", "pass"), (muc, "Warsaw", "fail")):
+        result = run_attempt(sample, "m", get_driver("replay"), str(_tool_reply(tmp_path, said)),
+                             settings_for(sample, Overrides()), out, agent="replay").result
+        assert result["result"] == verdict, result["notes"]
+
+
+def test_attack_a_turn_s_user_text_that_shows_the_call_is_refused(tmp_path: Path) -> None:
+    text = WEATHER
+    text = text.replace("in {city_local} right now?", "in {city_local} ({city_en})?")
+    path = write_task(tmp_path, "id,city_local,city_en\nwaw,Warszawa,Warsaw\n",
+                      data="cities.csv", text=text, name="weather")
+    assert "{city_en} is read by the check" in problems_of(path)[0]
