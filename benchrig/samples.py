@@ -28,6 +28,7 @@ ROW_TESTS = "row_tests"
 ROW_TESTS_FILE = "row_tests_file"
 # Frontmatter keys that are about the dataset itself, never filled.
 OWN = ("dataset", "id_field", ROW_TESTS, ROW_TESTS_FILE)
+SAME_PROBLEM = 5  # rows named one by one for a problem they share, before a count
 TESTS_CAP = 16 << 20  # bytes of one row's test file, as of a task's
 # A row's test file: under the task's folder, named plainly (no `..`, not absolute).
 RELATIVE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*\.py")
@@ -132,7 +133,26 @@ def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[Task
         except TemplateError as exc:
             problems.append(f"{name} line {row.line}: {exc}")
     problems.sort(key=_line)  # each bad row in file order, whatever found it
-    return task, samples, [f"{label}: {printable(p, 400)}" for p in problems]
+    return task, samples, [f"{label}: {printable(p, 400)}" for p in _collapsed(problems, name)]
+
+
+def _collapsed(problems: list[str], name: str) -> list[str]:
+    """Each problem, but one that SAME_PROBLEM rows share (a typo in the template fails every
+    row) named for its first rows, then once with how many more rows have it."""
+    seen: dict[str, list[int]] = {}
+    for problem in problems:
+        what = problem.split(": ", 1)[-1] if _line(problem) else problem
+        seen.setdefault(what, []).append(_line(problem))
+    kept = []
+    for problem in problems:
+        what = problem.split(": ", 1)[-1] if _line(problem) else problem
+        lines = seen[what]
+        if len(lines) <= SAME_PROBLEM or _line(problem) in lines[:SAME_PROBLEM - 1]:
+            kept.append(problem)
+        elif _line(problem) == lines[SAME_PROBLEM - 1]:
+            kept.append(f"{name} lines {lines[SAME_PROBLEM - 1]}–{lines[-1]} "
+                        f"({len(lines) - SAME_PROBLEM + 1} more rows): {what}")
+    return kept
 
 
 def _test_file(task: TaskSpec, name: Any, values: Mapping[str, Any]) -> tuple[Any, str]:

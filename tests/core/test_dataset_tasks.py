@@ -367,3 +367,15 @@ def test_attack_a_turn_s_user_text_that_shows_the_call_is_refused(tmp_path: Path
     path = write_task(tmp_path, "id,city_local,city_en\nwaw,Warszawa,Warsaw\n",
                       data="cities.csv", text=text, name="weather")
     assert "{city_en} is read by the check" in problems_of(path)[0]
+
+
+def test_a_problem_every_row_shares_is_said_once_with_a_count(tmp_path: Path) -> None:
+    """A typo in the template (a field no row has) fails all 1,000 rows: the first rows
+    are named, then one line counts the rest, not 1,000 lines."""
+    rows = [{"code": f"c{n}", "country": f"C{n}", "capital": f"K{n}"} for n in range(1000)]
+    path = write_task(tmp_path, rows, body="Capital of {contry}?")
+    problems = problems_of(path)
+    assert len(problems) == 5
+    assert problems[0].endswith("capitals.jsonl line 1: body: field 'contry' is missing")
+    assert problems[4].endswith("capitals.jsonl lines 5–1000 (996 more rows): body: field "
+                                "'contry' is missing")
