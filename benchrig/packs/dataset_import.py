@@ -9,9 +9,10 @@ import tempfile
 from pathlib import Path
 
 from benchrig.core.errors import TaskError, UsageError
-from benchrig.dataset import FIELD
+from benchrig.dataset import DATASET_CAP, FIELD
 from benchrig.packs.convert import task_text
 from benchrig.paths import tasks_dir
+from benchrig.result import Unreadable, read_regular
 from benchrig.spec import load_samples
 from benchrig.textsafe import printable
 
@@ -58,7 +59,10 @@ def import_dataset(kind: str, source: Path, template: str, expected: str,
     with tempfile.TemporaryDirectory(prefix="benchrig-import-") as staging:
         trial = Path(staging)
         (trial / task.name).write_text(text, encoding="utf-8")
-        shutil.copyfile(source, trial / data.name)
+        try:  # a regular file of at most DATASET_CAP: a link to /dev/zero is never copied
+            (trial / data.name).write_bytes(read_regular(source, DATASET_CAP, follow=True))
+        except Unreadable as exc:
+            raise UsageError(f"{printable(str(source))}: {exc}") from None
         try:
             samples = load_samples(trial / task.name)
         except TaskError as exc:  # said against the file the user gave

@@ -73,3 +73,12 @@ def test_an_existing_task_is_replaced_only_with_force(tmp_path: Path) -> None:
         import_dataset("csv", _csv(tmp_path), "Capital of {country}?", "capital", base=tasks)
     import_dataset("csv", _csv(tmp_path), "Capital of {country}?", "capital", base=tasks,
                    force=True)
+
+
+def test_attack_a_data_file_that_is_a_device_is_refused(tmp_path: Path) -> None:
+    """`x.csv` linking to /dev/zero would be copied forever (filling the disk): only a
+    regular file, of bounded size, is imported."""
+    link = tmp_path / "x.csv"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(UsageError, match="not a regular file"):
+        import_dataset("csv", link, "Q {a}?", "b", base=tmp_path / "tasks")
