@@ -124,7 +124,7 @@ def expand(task: TaskSpec, meta: Mapping[str, Any]) -> tuple[TaskSpec, list[Task
     if problems:
         return task, [], [f"{label}: {p}" for p in problems]
     rows, bad = read_rows(data, meta.get("id_field"))
-    problems.extend(f"{name} {p}" for p in bad)
+    problems.extend(f"{name} {p}" if p.startswith("line ") else f"{name}: {p}" for p in bad)
     samples: list[TaskSpec] = []
     base = {f.name: getattr(task, f.name) for f in fields(task)}  # each sample's defaults
     for row in rows:

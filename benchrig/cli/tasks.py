@@ -39,18 +39,21 @@ def list_() -> None:
     from benchrig.core.errors import TaskError
     from benchrig.drivers import known
     from benchrig.packs import installed
-    from benchrig.spec import load_task, task_paths
+    from benchrig.spec import load_samples, task_paths
 
     broken = 0
     for path in task_paths():  # one bad file is named, and hides no other task
         try:
-            task = load_task(path)
+            samples = load_samples(path)  # a dataset task: every row checked, counted
         except TaskError as exc:
             broken += 1
             for problem in exc.problems:
                 error(printable(problem))
             continue
-        echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {printable(task.title)}")
+        task = samples[0]
+        title = (f"{printable(str(task.dataset_path.name))}: {len(samples)} samples"
+                 if task.dataset_path is not None else printable(task.title))
+        echo(f"{task.suite:10} {task.id:20} {task.difficulty:7} {title}")
     for name, meta in installed().items():
         echo(f"{'pack':10} {printable(name):20} {meta.get('problems')} tasks, "
                    f"{printable(str(meta.get('suite')))} (--pack {printable(name)})")

@@ -379,3 +379,11 @@ def test_a_problem_every_row_shares_is_said_once_with_a_count(tmp_path: Path) ->
     assert problems[0].endswith("capitals.jsonl line 1: body: field 'contry' is missing")
     assert problems[4].endswith("capitals.jsonl lines 5–1000 (996 more rows): body: field "
                                 "'contry' is missing")
+
+
+def test_a_missing_or_empty_data_file_is_named(tmp_path: Path) -> None:
+    path = write_task(tmp_path, "")
+    assert problems_of(path) == [f"{path}: capitals.jsonl: no rows"]
+    (tmp_path / "capitals.jsonl").unlink()
+    problem, = problems_of(path)
+    assert problem.startswith(f"{path}: capitals.jsonl: cannot open it")

@@ -29,6 +29,9 @@ def test_the_example_validates_and_runs(tmp_path: Path) -> None:
     env = {"BENCHRIG_TASKS_DIR": str(tasks)}
     ran = benchrig("validate", results_dir=out, env=env)
     assert ran.code == 0 and "2 task(s) valid (5 samples)" in ran.stdout, ran.stderr
+    listed = benchrig("list", results_dir=out, env=env)
+    assert "capitals.jsonl: 3 samples" in listed.stdout and "square.csv: 2 samples" in \
+        listed.stdout
     answer = answer_file(tmp_path, "Final answer: Київ\n")
     ran = benchrig("run", "capitals", "-m", "m", "-d", "replay", "-p", str(answer),
                    "--results-dir", str(out), results_dir=out, env=env)
