@@ -17,6 +17,9 @@ from benchrig.result import Unreadable, read_regular
 from benchrig.textsafe import printable
 
 DATASET_CAP = 256 << 20  # bytes of one dataset file (10,000 HumanEval-sized rows are 20 MB)
+# Rows of one dataset: each becomes a TaskSpec (about 2 KB), so 256 MiB of `{}` lines would be
+# 90 million of them; a user with more splits the file into tasks.
+MAX_ROWS = 100_000
 ID_CAP = 128  # characters of a sample id (it names the sample in every result and report)
 SUFFIXES = (".jsonl", ".csv")
 # A sample id is printed, compared and typed on a command line (--sample-id): plain words.
@@ -165,6 +168,10 @@ def read_rows(path: Path, id_field: str | None = None) -> tuple[list[Row], list[
     rows: list[Row] = []
     seen: dict[str, int] = {}
     for line, values in found:
+        if len(rows) == MAX_ROWS:
+            problems.append(f"line {line}: more than {MAX_ROWS:,} rows (split the file into "
+                            "tasks of fewer rows each)")
+            break
         digest = row_hash(values)
         number = len(rows) + 1
         if id_field is None:

@@ -387,3 +387,16 @@ def test_a_missing_or_empty_data_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "capitals.jsonl").unlink()
     problem, = problems_of(path)
     assert problem.startswith(f"{path}: capitals.jsonl: cannot open it")
+
+
+def test_attack_a_dataset_of_millions_of_rows_is_refused_before_it_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each row becomes a TaskSpec: 256 MiB of `{}` lines would be 90 million of them. The
+    rows are counted as they are read, and reading stops at the cap."""
+    from benchrig import dataset
+
+    monkeypatch.setattr(dataset, "MAX_ROWS", 50)
+    rows = [{"code": f"c{n}", "country": f"C{n}", "capital": f"K{n}"} for n in range(80)]
+    problem, = problems_of(write_task(tmp_path, rows))
+    assert problem.endswith("capitals.jsonl line 51: more than 50 rows (split the file into "
+                            "tasks of fewer rows each)")
