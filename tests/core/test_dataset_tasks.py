@@ -400,3 +400,43 @@ def test_attack_a_dataset_of_millions_of_rows_is_refused_before_it_is_built(
     problem, = problems_of(write_task(tmp_path, rows))
     assert problem.endswith("capitals.jsonl line 51: more than 50 rows (split the file into "
                             "tasks of fewer rows each)")
+
+
+MIXED = """---
+id: mixed
+suite: reasoning
+language: en
+difficulty: easy
+tags: [demo]
+timeout_s: 60
+dataset: rows.jsonl
+id_field: id
+expected: "{answer}"
+CHECK
+---
+
+{question}
+"""
+
+
+@pytest.mark.parametrize(("check", "right", "wrong"), [
+    ("evaluator: numeric\ncheck:\n  type: final_answer", "Final answer: 12.0",
+     "Final answer: 13"),
+    ("check:\n  type: regex\n  patterns: ['(?:\\w+ ){{0,2}}\\b{answer}\\b']",
+     "The box holds 12", "The box holds 21 or 112"),
+    ("check:\n  type: exact_or_contains", "It is 12.", "It is 21."),
+])
+def test_every_answer_check_works_per_row(tmp_path: Path, check: str, right: str,
+                                          wrong: str) -> None:
+    rows = [{"id": "a", "question": "How many?", "answer": "12", "word": "red"}]
+    path = write_task(tmp_path, rows, data="rows.jsonl", name="mixed",
+                      text=MIXED.replace("CHECK", check))
+    sample, = load_samples(path)
+    assert "12" not in json.dumps(render(sample))
+    out = tmp_path / "results"
+    for said, verdict in ((right, "pass"), (wrong, "fail")):
+        answer = tmp_path / "answer.md"
+        answer.write_text(said + "\n", encoding="utf-8")
+        result = run_attempt(sample, "m", get_driver("replay"), str(answer),
+                             settings_for(sample, Overrides()), out, agent="replay").result
+        assert result["result"] == verdict, (said, result["notes"])
