@@ -64,7 +64,8 @@ def verify_dataset(task: Path, answers: Answers, results_dir: Path,
                 tuple(f"{s.sample_id}: {r['result']} — {r['notes']}"
                       for s, r in zip(samples, results, strict=True)
                       if r["result"] != expected)))
-    report = Verification(task.stem, tuple(rows), tuple(sorted(isolation)), results_dir)
+    report = Verification(task.stem, tuple(rows), tuple(sorted(isolation)), results_dir,
+                          imported=False)
     results_dir.mkdir(parents=True, exist_ok=True)
     (results_dir / "table.md").write_text(report.table(), encoding="utf-8")
     return report

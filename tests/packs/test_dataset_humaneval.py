@@ -78,3 +78,4 @@ def test_benchrig_verify_replays_a_dataset_task_s_answers(tmp_path: Path) -> Non
     assert ran.code == 0, ran.stdout + ran.stderr
     assert "yes: 2/2 pass" in ran.stdout and "yes: 2/2 fail" in ran.stdout
     assert list((tmp_path / ".verify").glob("*/table.md"))  # beside the task: hidden
+    assert "dropped at import" not in ran.stdout  # a pack's figure, not a dataset's
