@@ -203,6 +203,8 @@ def _result(task: TaskSpec, model: str, agent: str, driver: str, provider: str |
         "error": ({"kind": error.kind, "message": error.message, "phase": error.phase}
                   if error else None),
         "task_hash": task.task_hash,
+        **({"sample_id": task.sample_id, "row_hash": task.row_hash}
+           if task.sample_id is not None else {}),
         "benchrig_version": __version__,
         "environment": environment(dict(output.runtime) if output else {"name": driver}),
         "isolation": verdict.isolation if verdict else None,

@@ -137,7 +137,7 @@ def _options(version: Annotated[bool, Option("--version", callback=_version,
 # benchrig.report.FORMATS, spelled out so `--format` is a choice without importing the
 # report for every command (tests/e2e/test_front_door.py checks that they agree).
 Format = Literal["table", "markdown", "csv", "json"]
-View = Literal["model", "task"]
+View = Literal["model", "task", "sample"]
 CompareFormat = Literal["table", "json"]
 ExecutorName = Literal["local", "ray"]
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.errors import UsageError
 from benchrig.core.settings import Settings, for_local_agent
 from benchrig.core.task import TaskSpec
 from benchrig.execute.base import AttemptSpec
@@ -117,6 +118,20 @@ def repeats(tasks: Iterable[TaskSpec], runs: int, kind: str, temperature: float 
         else:
             chosen[task.id] = "sampled"
     return chosen
+
+
+def picked(tasks: list[TaskSpec], sample_ids: list[str]) -> list[TaskSpec]:
+    """The samples named by --sample-id (all tasks when none is named); UsageError naming an
+    id that no sample of the selection has."""
+    if not sample_ids:
+        return tasks
+    wanted = set(sample_ids)
+    kept = [task for task in tasks if task.sample_id in wanted]
+    unknown = [s for s in dict.fromkeys(sample_ids) if s not in {t.sample_id for t in kept}]
+    if unknown:
+        raise UsageError(f"--sample-id {printable(unknown[0])}: no sample of the selected "
+                         "dataset tasks has this id")
+    return kept
 
 
 def sized(tasks: list[TaskSpec], limit: int | None, sample: int | None,

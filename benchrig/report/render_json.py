@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
@@ -40,7 +41,7 @@ def task_counts(results: list[dict[str, Any]]) -> list[TaskCount]:
     tally: dict[tuple[str, str], list[int]] = {}
     for r in results:
         if counts_against_model(r):
-            counts = tally.setdefault((r["suite"], r["task"]), [0, 0])
+            counts = tally.setdefault((r["suite"], unit(r)), [0, 0])
             if r["suite"] == "context" and r["result"] in ("pass", "fail"):
                 found, decided = window_counts(r)
                 counts[0] += found

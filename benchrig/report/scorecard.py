@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrig.attempts import run_order
+from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.plausible import credible
@@ -148,7 +148,7 @@ def pack_pass_at(results: list[Result]) -> tuple[dict[int, float], int]:
     when more), from the attempts that count against the model; and how many problems."""
     counts: dict[str, list[int]] = {}
     for r in _scored(results):
-        found = counts.setdefault(str(r["task"]), [0, 0])
+        found = counts.setdefault(unit(r), [0, 0])
         found[0] += 1
         found[1] += r["result"] == "pass"
     if not counts:
@@ -168,7 +168,7 @@ def by_run(results: list[Result]) -> list[list[Result]]:
     time: attempts.run_order) → run k."""
     per_task: dict[str, list[Result]] = {}
     for result in results:
-        per_task.setdefault(result["task"], []).append(result)
+        per_task.setdefault(unit(result), []).append(result)
     runs: list[list[Result]] = []
     for attempts in per_task.values():
         for index, result in enumerate(run_order(attempts)):

@@ -35,7 +35,7 @@ ANSWER_CAP = STATIC.answer
 SIDECAR_ATTEMPTS = 1000  # attempts whose sidecar a static page embeds (failures first)
 # Row columns, in the order the page's script reads them.
 COLUMNS = ("model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
-           "tokens_per_s", "checks", "started", "search", "group")
+           "tokens_per_s", "checks", "started", "search", "group", "sample")
 # In a <script> block only these could end it or change how it parses: escaped as JSON.
 _ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
            "\u2029": "\\u2029"}
@@ -69,7 +69,13 @@ def row(result: Json, searchable: bool = True, group: int | None = None) -> list
             _name(str(error.get("kind"))) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
-            label(result.get("started_at") or ""), answer, group]
+            label(result.get("started_at") or ""), answer, group, _sample(result)]
+
+
+def _sample(result: Json) -> str:
+    """A dataset task's sample id (its rows filter and sort by it), else —."""
+    sample = result.get("sample_id")
+    return _name(sample) if isinstance(sample, str) else "—"
 
 
 def _metrics(metrics: Json) -> list[list[str]]:
