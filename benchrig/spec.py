@@ -18,10 +18,10 @@ from frontmatter.default_handlers import YAMLHandler
 from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TaskSpec
-from benchrig.needle import filler_problems
 from benchrig.paths import tasks_dir
 from benchrig.result import Unreadable, read_regular
 from benchrig.schemas import problems as schema_problems
+from benchrig.suites import find_suite, unregistered
 
 TEST_SUFFIX = ".test.py"
 TASK_FILE_CAP = 16 << 20  # bytes of a task file or its tests (the context filler is the largest)
@@ -202,8 +202,11 @@ def load_task(path: Path) -> TaskSpec:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
     problems = [f"{label}: {p}" for p in _readable(schema_problems("task", meta), meta,
                                                    raw.decode("utf-8"))]
-    if not problems:
-        problems = [f"{label}: {p}" for p in check_problems(meta)]
+    name = meta.get("suite")
+    suite = find_suite(name) if isinstance(name, str) else None
+    if not problems:  # an unknown suite alone: what else is required depends on it
+        problems = [f"{label}: {p}" for p in (check_problems(meta) if suite is not None
+                                              else [unregistered(str(name))])]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")
@@ -214,12 +217,9 @@ def load_task(path: Path) -> TaskSpec:
     test_names: tuple[str, ...] = ()
     check_type = (meta.get("check") or {}).get("type") if isinstance(meta.get("check"), dict) \
         else None
-    if meta.get("suite") == "coding" and check_type not in (None, "tests"):
-        problems.append(f"{label}: check.type: coding tasks are checked by their tests "
-                        f"({stem}{TEST_SUFFIX}), not by {check_type!r}")
-    if meta.get("suite") == "context" and body:  # the body is the filler, not a prompt
-        problems.extend(f"{label}: {p}" for p in filler_problems(body))
-    if meta.get("suite") == "coding" or check_type == "tests":
+    if suite is not None:  # the suite's own rules for its fields
+        problems.extend(f"{label}: {p}" for p in suite.validate(meta, body))
+    if (suite is not None and suite.hidden_tests) or check_type == "tests":
         test_source, test_names = _load_tests(path, label, problems)
     if problems:
         raise TaskError(problems)
