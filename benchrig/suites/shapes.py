@@ -19,7 +19,7 @@ from benchrig.result import utc_now
 from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
 
-__all__ = ["conversation", "single_answer", "window_ladder"]
+__all__ = ["answered", "conversation", "single_answer", "window_ladder"]
 
 
 def single_answer(attempt: AttemptInput) -> Outcome:
@@ -46,15 +46,22 @@ def window_ladder(attempt: AttemptInput) -> Outcome:
     return Outcome(settings, output, error, verdict, None, utc_now())
 
 
-def _answered(attempt: AttemptInput, converse: bool) -> Outcome:
+def answered(attempt: AttemptInput, output: DriverOutput | None,
+             error: DriverError | None) -> Outcome:
+    """The outcome of a shape that drove the model its own way: the model's part ends now,
+    and `output` (unless the attempt ended in `error`) is judged by the task's check."""
     settings: Settings = attempt.request.settings
-    output, error = _driven(attempt, converse)
     ended = utc_now()
     verdict, check_s = None, None
-    if output is not None:
+    if output is not None and error is None:
         verdict, error, check_s = _judged(attempt.task, output, settings,
                                           attempt.request.deadline, attempt)
     return Outcome(settings, output, error, verdict, check_s, ended)
+
+
+def _answered(attempt: AttemptInput, converse: bool) -> Outcome:
+    output, error = _driven(attempt, converse)
+    return answered(attempt, output, error)
 
 
 def _driven(attempt: AttemptInput, converse: bool
