@@ -9,7 +9,8 @@ so a new suite usually reuses one."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from benchrig.core.errors import DriverError
@@ -71,7 +72,10 @@ class Suite:
     `embedded_only` — it measures the embedded model itself, so it runs only where the
     model runs in BenchRig's process or is served by it (another driver is refused before
     anything runs). `hidden_tests`: its tasks are judged by a `<id>.test.py` beside them.
-    `opt_in`: run only when named (`--suite` or a task id), never by default."""
+    `opt_in`: run only when named (`--suite` or a task id), never by default.
+    The prompt: `system`, the system message a chat model is sent before every task of the
+    suite; `instructions`, by mode (`chat`: a model's chat, `agent`: a coding agent), the
+    paragraph after the task's body (`{file}` stands for the task's solution file)."""
 
     name: str
     attempt: Shape
@@ -80,3 +84,5 @@ class Suite:
     embedded_only: bool = False
     hidden_tests: bool = False
     opt_in: bool = False
+    system: str | None = None
+    instructions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))

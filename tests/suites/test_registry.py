@@ -123,12 +123,13 @@ def test_an_embedded_only_suite_is_refused_on_another_driver(registered: None) -
 
 
 ASKERS = [ROOT / "benchrig" / name for name in ("runner.py", "remote.py", "conversation.py",
-                                               "spec.py")]
+                                               "spec.py", "prompt.py")]
 
 
 def test_the_runner_the_plan_and_the_loader_name_no_suite() -> None:
-    """No string in the runner, the executors, the plan or the task loader names a built-in
-    suite: they ask the task's suite (benchrig.suites) instead of branching on its name."""
+    """No string in the runner, the executors, the plan, the task loader or the prompt names a
+    built-in suite: they ask the task's suite (benchrig.suites) instead of branching on its
+    name."""
     files = [*ASKERS, *sorted((ROOT / "benchrig" / "execute").glob("*.py"))]
     named = [f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
              for path in files for node in ast.walk(ast.parse(path.read_text()))
