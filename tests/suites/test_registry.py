@@ -144,3 +144,13 @@ def test_the_lookup_never_imports_a_suite_module() -> None:
     imported = {n.module for n in ast.walk(face) if isinstance(n, ast.ImportFrom)}
     assert "benchrig.suites.builtin" not in imported
     assert "benchrig.suites.shapes" not in imported
+
+
+def test_benchrig_toml_sets_a_plugin_suite_s_thinking(registered: None, tmp_path: Path) -> None:
+    from benchrig.config import load_config
+
+    (tmp_path / "benchrig.toml").write_text("[think]\ntimed = false\n", encoding="utf-8")
+    assert load_config(cwd=tmp_path).think_default("timed") is False
+    (tmp_path / "benchrig.toml").write_text("[think]\ntimd = false\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"think\.timd: unknown suite; suites: speed, coding"):
+        load_config(cwd=tmp_path)
