@@ -37,7 +37,7 @@ from benchrig.result import (
 )
 from benchrig.sandbox import SandboxPool
 from benchrig.suites import get_suite
-from benchrig.suites.base import AttemptInput
+from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
 
 DEFAULT_MAX_TOKENS = 1024
@@ -277,8 +277,13 @@ def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                             deadline=deadline)
     started = utc_now()
     # the task's suite shapes the attempt: one answer, a conversation, a window ladder, …
-    done = get_suite(task.suite).attempt(AttemptInput(task, driver, request, sandboxes,
-                                                      progress))
+    try:
+        done = get_suite(task.suite).attempt(AttemptInput(task, driver, request, sandboxes,
+                                                          progress))
+    except Exception as exc:  # a suite's bug: BenchRig is broken, this attempt says so
+        done = Outcome(settings, None, DriverError(
+            "harness", f"the {task.suite} suite failed: {type_name(exc)}: "
+            f"{printable(str(exc))}", phase=deadline.phase), None, None, utc_now())
     settings, output, error, verdict = done.settings, done.output, done.error, done.verdict
     check_s, ended = done.check_s, done.ended
     if output is None and error is not None:

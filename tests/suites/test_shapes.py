@@ -14,6 +14,8 @@ from benchrig.drivers import llamacpp
 from benchrig.drivers.base import DriverRequest
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
+from benchrig.suites import BUILTIN
+from benchrig.suites.base import Suite
 from tests.conftest import TASKS
 
 
@@ -63,3 +65,25 @@ def test_the_embedded_model_refuses_a_strict_window_past_training(
             load(request, Path("model.gguf"), 1)
     else:  # elsewhere a window past training only leaves unused room
         assert isinstance(load(request, Path("model.gguf"), 1)[0], Loaded)
+
+
+def _broken(attempt: Any) -> Any:
+    raise KeyError("a suite's own bug")
+
+
+BROKEN = Suite("broken", _broken)
+
+
+def test_a_suite_that_breaks_leaves_a_harness_error_result(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite's bug is BenchRig's failure, recorded as this attempt's harness error: the run
+    goes on, as after a driver's bug."""
+    from dataclasses import replace
+
+    monkeypatch.setitem(BUILTIN, "broken", f"{__name__}:BROKEN")
+    task = replace(load_task(TASKS / "bat-and-ball.md"), suite="broken")
+    done = run_attempt(task, "m", Recording(), None, settings_for(task, Overrides()),
+                       tmp_path)
+    assert (done.result["result"], done.result["error"]["kind"]) == ("error", "harness")
+    assert done.result["error"]["message"] == (
+        "the broken suite failed: KeyError: \"a suite's own bug\"")
