@@ -12,6 +12,7 @@ benchrig.toml can change them.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Any
 
@@ -45,8 +46,10 @@ UNTIMED = ("tool_use",)
 OPT_IN = ("tool_use",)
 
 
+@functools.cache
 def _plugins() -> dict[str, str]:
-    # read only for a name no built-in has: scanning the installed packages costs ~25 ms
+    # read only for a name no built-in has, once per process: scanning the installed
+    # packages costs ~25 ms, and a plugin suite is asked for at every attempt
     from importlib.metadata import entry_points
 
     return {point.name: point.value for point in entry_points(group=GROUP)}
