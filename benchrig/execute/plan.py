@@ -13,7 +13,7 @@ from benchrig.core.task import TaskSpec
 from benchrig.drivers.base import capable
 from benchrig.execute.base import AttemptSpec
 from benchrig.local.model import KNOWN_MODELS
-from benchrig.suites import get_suite
+from benchrig.suites import SUITES, get_suite
 from benchrig.textsafe import printable
 
 LOCAL_PROVIDER = "local"  # an agent against the embedded model, served by BenchRig
@@ -185,7 +185,11 @@ def describe(specs: list[AttemptSpec], past: list[dict[str, Any]], jobs: int) ->
         lines.append(f"  {who}: {count} attempt{'s' if count != 1 else ''}, {lane_text}")
     alone = sum(s.exclusive for s in specs)
     if alone:
-        lines.append(f"  {alone} attempt{'s' if alone != 1 else ''} of a timing suite run alone")
+        # named by their suites, the built-ins in their order (speed/context)
+        timed = sorted({s.task.suite for s in specs if s.exclusive},
+                       key=lambda name: (SUITES.index(name) if name in SUITES else len(SUITES),
+                                         name))
+        lines.append(f"  {alone} {'/'.join(timed)} attempt{'s' if alone != 1 else ''} run alone")
     if known:
         eta = serial + parallel / jobs
         lines.append(f"ETA ≈ {_duration(eta)} from past results of {known} of "
