@@ -17,12 +17,12 @@ from frontmatter.default_handlers import YAMLHandler
 from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TaskSpec
-from benchrig.needle import filler_problems
 from benchrig.paths import tasks_dir
 from benchrig.result import Unreadable, read_regular
 from benchrig.samples import FILLED, expand, stand_in
 from benchrig.samples import test_names_of as test_names_of  # its old home: bench/ imports it
 from benchrig.schemas import problems as schema_problems
+from benchrig.suites import find_suite, unregistered
 
 TEST_SUFFIX = ".test.py"
 TASK_FILE_CAP = 16 << 20  # bytes of a task file or its tests (the context filler is the largest)
@@ -208,8 +208,13 @@ def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
         else meta
     problems = [f"{label}: {p}" for p in _readable(schema_problems("task", unfilled), meta,
                                                    raw.decode("utf-8"))]
-    if not problems and not dataset:  # a dataset task's check is checked filled, per row
-        problems = [f"{label}: {p}" for p in check_problems(meta)]
+    name = meta.get("suite")
+    suite = find_suite(name) if isinstance(name, str) else None
+    if not problems:  # an unknown suite alone: what else is required depends on it
+        # a dataset task's check is checked filled, per row
+        problems = [f"{label}: {p}" for p in (
+            [unregistered(str(name))] if suite is None else
+            [] if dataset else check_problems(meta))]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")
@@ -220,12 +225,9 @@ def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
     test_names: tuple[str, ...] = ()
     check_type = (meta.get("check") or {}).get("type") if isinstance(meta.get("check"), dict) \
         else None
-    if meta.get("suite") == "coding" and check_type not in (None, "tests"):
-        problems.append(f"{label}: check.type: coding tasks are checked by their tests "
-                        f"({stem}{TEST_SUFFIX}), not by {check_type!r}")
-    if meta.get("suite") == "context" and body:  # the body is the filler, not a prompt
-        problems.extend(f"{label}: {p}" for p in filler_problems(body))
-    if (meta.get("suite") == "coding" or check_type == "tests") and \
+    if suite is not None:  # the suite's own rules for its fields
+        problems.extend(f"{label}: {p}" for p in suite.validate(meta, body))
+    if ((suite is not None and suite.hidden_tests) or check_type == "tests") and \
             not {"row_tests", "row_tests_file"} & set(meta):
         test_source, test_names = _load_tests(path, label, problems)
     if problems:

@@ -266,6 +266,7 @@ def needs(host: Mapping[str, str], provider: str | None) -> Needs:
 class PiDriver:
     name = "pi"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         from benchrig.drivers.preflight import need_binary, need_host, need_key
