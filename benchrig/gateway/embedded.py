@@ -1,6 +1,7 @@
 """The embedded model (llama-cpp-python, in this process) behind the gateway: one call at a
 time (a lock), each paying its own prefill; a call with tools goes through BenchRig's fixed
-function-calling handler (benchrig.local.tools), answered whole; a plain call streams."""
+function-calling handler (benchrig.local.tools), streamed as the model writes it
+(benchrig.local.tool_stream); a plain call streams."""
 
 from __future__ import annotations
 
@@ -122,14 +123,22 @@ class EmbeddedBackend:
 
     def _tools(self, request: ChatRequest, queued_ms: float) -> Iterator[Event]:
         from benchrig.local.model import perf_counters
-        from benchrig.local.tools import tool_completion
+        from benchrig.local.tool_stream import ToolStream
 
         prompt_n = self._prompt_tokens(plain_messages(request.messages))
         budget = self._budget(request, prompt_n)
+        stream = ToolStream(self.llm, list(request.messages), list(request.tools),
+                            request.temperature if request.temperature is not None
+                            else DEFAULT_TEMPERATURE, budget, dict(SAMPLING))
         try:
-            reply = tool_completion(self.llm, list(request.messages), list(request.tools),
-                                    request.temperature if request.temperature is not None
-                                    else DEFAULT_TEMPERATURE, budget, dict(SAMPLING))
+            # as the model writes it: the TTFT of a call with tools is its first token's
+            for piece in stream:
+                if piece.kind == "text":
+                    yield Text(piece.text)
+                elif piece.kind == "call":
+                    yield ToolCallPart(piece.index, piece.id, piece.text, "")
+                else:
+                    yield ToolCallPart(piece.index, None, None, piece.text)
         except ValueError as exc:
             # the handler's prompt (the tools described in it) is longer than the plain one:
             # llama-cpp-python refuses it with "Requested tokens (N) exceed context window"
@@ -137,15 +146,9 @@ class EmbeddedBackend:
                 raise
             raise RequestError(f"with its tools described, the prompt does not fit: {exc} "
                                "(nothing was cut)") from None
-        choice = reply["choices"][0]
+        choice = stream.reply["choices"][0]
         message = choice.get("message") or {}
-        if message.get("content"):
-            yield Text(str(message["content"]))
-        for index, call in enumerate(message.get("tool_calls") or ()):
-            function = call.get("function") or {}
-            yield ToolCallPart(index, call.get("id"), function.get("name") or "",
-                               function.get("arguments") or "")
-        usage = reply.get("usage") or {}
+        usage = stream.reply.get("usage") or {}
         perf = perf_counters(self.llm)
         reason = finish_of(choice.get("finish_reason"), bool(message.get("tool_calls")),
                            int(usage.get("completion_tokens") or 0), budget)
@@ -154,7 +157,7 @@ class EmbeddedBackend:
                    prefill_ms=perf.get("prompt_ms") or None,
                    decode_ms=perf.get("predicted_ms") or None,
                    counters={"llama_perf": perf, "queued_ms": queued_ms,
-                             "handler": "chatml-function-calling"}, streamed=False)
+                             "handler": "chatml-function-calling, streamed"})
 
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         from llama_cpp.llama_chat_format import format_chatml
