@@ -134,6 +134,14 @@ class ToolStream:
         self.reply: dict[str, Any] = {}
         self.stopped = threading.Event()  # set once the caller stops reading
         self._args = (llm, messages, tools, temperature, budget, sampling)
+        self._watched: _Watched | None = None
+
+    def usage(self) -> dict[str, int | None]:
+        """What the model processed and wrote so far (the reply's usage once it is whole;
+        after a failure, up to it)."""
+        if self._watched is None:
+            return {"prompt_tokens": None, "completion_tokens": 0, "total_tokens": 0}
+        return self._watched.usage()
 
     def __iter__(self) -> Iterator[Piece]:
         from llama_cpp.llama_chat_format import chatml_function_calling
@@ -142,7 +150,7 @@ class ToolStream:
         out: queue.Queue[Piece | _End] = queue.Queue()
         cancel = self.stopped
         names = {str((t.get("function") or {}).get("name")) for t in tools}
-        watched = _Watched(llm, budget, names, out.put, cancel)
+        watched = self._watched = _Watched(llm, budget, names, out.put, cancel)
 
         def work() -> None:
             try:
