@@ -29,6 +29,9 @@ METHODS = {
     "means": "means over the attempts with a known, plausible figure",
     "ttft_in_flight": "how many TTFTs in the mean were measured with other attempts in "
                       "flight (settings.in_flight > 1): they include a queue",
+    "reported_disagreements": "how many attempts' agents reported figures that differ "
+                              "from the gateway's measurement beyond the tolerance "
+                              "(metrics.disagreement); the figures shown are the gateway's",
 }
 
 Json = dict[str, Any]
@@ -124,7 +127,8 @@ def _row(row: ModelRow) -> Json:
             "errors": row.errors, "errors_counted": row.counted_errors,
             "no_test": row.no_test, "ttft_ms": row.ttft_ms, "ttft_in_flight": row.ttft_in_flight,
             "tokens_per_s": row.tokens_per_s, "tokens_per_s_floored": row.tokens_per_s_floored,
-            "wall_s": row.wall_s, "cost_usd": row.cost_usd}
+            "wall_s": row.wall_s, "cost_usd": row.cost_usd,
+            "reported_disagreements": row.disagreements}
 
 
 def summary_json(report: Report) -> Json:

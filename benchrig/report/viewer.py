@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import counts_against_model
+from benchrig.report.disagreed import disagreement
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]
@@ -80,12 +81,13 @@ def _sample(result: Json) -> str:
 
 def _metrics(metrics: Json) -> list[list[str]]:
     """Each figure with its source (a `<name>_source` key) and any rejected or partial
-    figure with why, as name/value/source rows."""
+    figure with why, and any the agent's own report disagreed on with both values, as
+    name/value/source rows."""
     rejected: Json = metrics["rejected"] if isinstance(metrics.get("rejected"), dict) else {}
     partial: Json = metrics["partial"] if isinstance(metrics.get("partial"), dict) else {}
     rows = []
     for name, value in metrics.items():
-        if name.endswith("_source") or name in ("rejected", "partial"):
+        if name.endswith("_source") or name in ("rejected", "partial", "disagreement"):
             continue
         if isinstance(value, float):
             shown = f"{value:.6g}"
@@ -100,6 +102,8 @@ def _metrics(metrics: Json) -> list[list[str]]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
         rows.append([label(name), "partial", printable(str(why), MESSAGE_CAP)])
+    for name, why in list(disagreement(metrics).items())[:20]:
+        rows.append([label(name), "disagrees", printable(why, MESSAGE_CAP)])
     return rows
 
 
