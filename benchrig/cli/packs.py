@@ -4,21 +4,13 @@ reference answers."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from benchrig.textsafe import printable
+from typer import Argument, Exit, Option, echo
 
-if TYPE_CHECKING:
-    pass
-
-from benchrig.cli.app import (
-    Argument,
-    Exit,
-    Option,
-    app,
-    echo,
-)
+from benchrig.cli.app import app
 from benchrig.cli.run import _require
+from benchrig.textsafe import printable
 
 
 @app.command("import", short_help="Import a standard suite (HumanEval, MBPP) as a task pack.")
