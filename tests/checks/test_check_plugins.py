@@ -116,30 +116,3 @@ def test_an_entry_point_that_is_not_a_check_is_refused_by_name(
                    env=env)
     assert ran.code == 2 and "is not a check named 'broken'" in ran.stderr, ran.stderr
     assert list(results_dir.iterdir()) == []
-
-
-KNOWN = ("import sys\nfrom benchrig.checks import known_checks\n"
-         "print(known_checks(), 'importlib.metadata' in sys.modules)")
-
-
-def test_installed_packages_metadata_is_read_only_when_one_declares_a_check(
-        tmp_path: Path) -> None:
-    # importlib.metadata's import and scan cost ~25 ms of every `benchrig run`, to find no
-    # plugin at all on most machines: packages are first looked at for the group's name
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
-    env = install_plugin(tmp_path / "site")
-    runs = {}
-    for name, extra in (("bare", {}), ("plugin", env)):
-        done = subprocess.run([sys.executable, "-c", KNOWN], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120, check=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT), **extra})
-        runs[name] = done.stdout.strip()
-    from benchrig.checks import BUILTIN
-
-    builtins = sorted(BUILTIN)
-    assert runs["bare"] == f"{builtins} False"
-    assert runs["plugin"] == f"{sorted([*builtins, 'shout'])} True"
