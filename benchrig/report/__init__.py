@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,16 +36,27 @@ class Renderer:
     report: Callable[[Report], str]
 
 
-# each format's module, imported when that format is asked for (a run prints only the table)
-MODULES = {"table": "render_text", "markdown": "render_markdown", "csv": "render_csv",
-           "json": "render_json"}
-FORMATS = tuple(MODULES)
+FORMATS = ("table", "markdown", "csv", "json")
 
 
 def renderer(format_: str) -> Renderer:
-    """The renderer of `format_` (one of FORMATS)."""
-    module = importlib.import_module(f"benchrig.report.{MODULES[format_]}")
-    return Renderer(module.render_table, module.render_report)
+    """The renderer of `format_` (one of FORMATS), its module imported now: a run prints
+    only the table."""
+    if format_ == "markdown":
+        from benchrig.report import render_markdown
+
+        return Renderer(render_markdown.render_table, render_markdown.render_report)
+    if format_ == "csv":
+        from benchrig.report import render_csv
+
+        return Renderer(render_csv.render_table, render_csv.render_report)
+    if format_ == "json":
+        from benchrig.report import render_json
+
+        return Renderer(render_json.render_table, render_json.render_report)
+    from benchrig.report import render_text
+
+    return Renderer(render_text.render_table, render_text.render_report)
 
 
 def by_task_renderer(format_: str) -> Callable[[TaskTable], str]:
@@ -71,7 +81,7 @@ def render(results: list[Result], format_: str, table_only: bool = False, by: st
     """The results in `format_` (one of FORMATS): the per-model table, then the scorecards,
     or the table alone; `by="task"` the task × model table; `per_attempt` (csv) one row per
     result; `packs`: imported packs' task ids → names, each its own scorecard line)."""
-    if format_ not in MODULES:
+    if format_ not in FORMATS:
         raise ValueError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
     if per_attempt:
         if format_ != "csv":
