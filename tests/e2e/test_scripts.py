@@ -79,6 +79,9 @@ def test_one_replay_attempt_imports_only_what_it_uses(tmp_path: Path, results_di
     assert "lru-cache · oracle · replay: checking" in ran.stderr
     # a replay runs nothing that could change the judge: only its own check is loaded
     assert not {"benchrig.checks.answers", "benchrig.checks.polish"} & modules
+    # the run prints the table: no other format's module, and no HTTP client
+    assert not {"benchrig.report.render_csv", "benchrig.report.render_json",
+                "benchrig.report.render_markdown", "benchrig.report.by_task", "httpx"} & modules
 
 
 def test_summary_of_valid_results_needs_neither_jsonschema_nor_rich(tmp_path: Path,
