@@ -80,6 +80,7 @@ class CandidateRunner:
         self.session = Session(self.send, self.ensure_started, self.left)
         self.outputs: list[tuple[str, str]] = []
         self.cleanup_problems: list[str] = []
+        self.reaped_later = False  # a process of it is reaped and swept by the pool
         self.leftovers: list[str] = []
         self.limits_failed: set[str] = set()
         self.python: str | None = None
@@ -160,15 +161,23 @@ class CandidateRunner:
         return CandidateFailure(self.import_error)
 
     def stop(self) -> None:
+        """Done with the current process: killed now; where that kill is final, reaped and
+        swept by the pool in the background (the verdict does not wait for it), else here."""
         if self.proc is not None:
             proc, self.proc = self.proc, None
+            problem: str | None = None
+            background = False
             try:
-                problem = proc.stop()
+                background = self.pool.release(proc)
+                if not background:
+                    problem = proc.stop()
             finally:
                 self.outputs.append((proc.stdout.text(), proc.stderr.text()))
                 self.cpu_s = (None if self.cpu_s is None or proc.cpu_s is None
                               else self.cpu_s + proc.cpu_s)
-                self.leftovers += proc.box.remove()
+                if not background:
+                    self.leftovers += proc.box.remove()
+            self.reaped_later |= background
             if problem is not None:
                 self.cleanup_problems.append(problem)
 
@@ -269,6 +278,10 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
+# Killed in a pid namespace of its own (nothing in it runs on), then reaped and swept by the
+# pool off the attempt's path: a failed sweep stops the pool handing out sandboxes and fails
+# the run's end (SandboxPool.settle / close), so no result claims more than this.
+REAPED_LATER = "killed; swept by the pool in the background"
 OVERRUN = "timed out: the test was still running at the check's deadline"
 
 
@@ -351,10 +364,11 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
         isolation=level,
         sandbox={**conf.describe(), "isolation": level, "uids": runner.uids,
                  "python": runner.python, "limits_failed": sorted(runner.limits_failed),
-                 "cleanup": "; ".join(runner.cleanup_problems) or "verified",
+                 "cleanup": "; ".join(runner.cleanup_problems) or (
+                     REAPED_LATER if runner.reaped_later else "verified"),
                  "cpu_s": (None if runner.cpu_s is None or not runner.uids
                            else round(runner.cpu_s, 6)),
                  "removed_leftovers": runner.leftovers[:20]},
     )
-    pool.replenish(SOLUTION_MODULE)  # the next attempt starts warm
+    pool.warm(SOLUTION_MODULE)  # the next attempt starts warm (launched off this path)
     return report

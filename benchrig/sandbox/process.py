@@ -317,6 +317,8 @@ class CandidateProcess:
         self.stdout, self.stderr = Output(out_r), Output(err_r)
         self.hello: dict[str, Any] | None = None
         self.cpu_s: float | None = None  # its processes' CPU time, read when it is stopped
+        self._killed = False
+        self._inside: list[int] = []  # its pid 1, when it was killed
         # Its exit as something poll() can wait on: no sleep loop (Popen.wait polls)
         self._exit_fd: int | None = None
         with contextlib.suppress(OSError, AttributeError):  # Linux 5.3+
@@ -454,6 +456,15 @@ class CandidateProcess:
             code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
         return CandidateDied(exit_message(code))
 
+    @property
+    def kill_is_final(self) -> bool:
+        """Whether `kill` alone dooms every process of the sandbox: in a pid namespace of its
+        own, under a uid of its own, SIGKILL to its pid 1 (or to bubblewrap before there is
+        one) ends them all, and none can reach another sandbox meanwhile. Then waiting for
+        bubblewrap and sweeping the uid (`reap`) may happen off the attempt's path."""
+        conf = self.box.confinement
+        return conf.namespaces and conf.dedicated_uid
+
     def stop(self) -> str | None:
         """Kill everything the candidate started, check it is gone, collect its output.
 
@@ -461,25 +472,50 @@ class CandidateProcess:
         sweep of the uid (raising SandboxError if anything survives SIGKILL); without one,
         it is the keeper's report that it has no descendant left.
         """
+        self.kill()
+        return self.reap()
+
+    def kill(self) -> None:
+        """The attempt's part of stopping: its CPU read, and, where that is final
+        (`kill_is_final`), SIGKILL sent to the sandbox's pid 1 (or to bubblewrap before it
+        has one) and the output read as far as it is there. Never waits for a process."""
+        if self._killed:
+            return
+        self._killed = True
+        if self.proc.returncode is None:  # before anything is killed
+            self.cpu_s = confinement.tree_cpu_s(self.proc.pid)
+        if not self.kill_is_final:
+            return
+        # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and bubblewrap's
+        # monitor exits once it has reaped that pid 1 (`reap` waits for it). A sandbox that
+        # has not forked its pid 1 yet (a spare just started) has nothing inside: bubblewrap
+        # itself is killed at once (its process group; its pid is ours until it is reaped).
+        self._inside = confinement.children_of(self.proc.pid)
+        for pid in self._inside:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if not self._inside:
+            self._signal_group()
+        for out in (self.stdout, self.stderr):
+            out.drain()  # what it printed before its last reply is in the pipe by now
+
+    def reap(self) -> str | None:
+        """Everything `stop` does after `kill`: wait for bubblewrap, sweep the uid (raising
+        SandboxError if a process survives SIGKILL), close the pipes, finish the output."""
+        self.kill()
         conf = self.box.confinement
         problem: str | None = None
         try:
-            if self.proc.returncode is None:  # before anything is killed
-                self.cpu_s = confinement.tree_cpu_s(self.proc.pid)
             if conf.keeper:
                 problem = self._stop_keeper()
             else:
-                if conf.namespaces:
-                    # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and
-                    # bubblewrap's monitor exits once it has reaped that pid 1. A sandbox
-                    # that has not forked its pid 1 yet (a spare just started) has nothing
-                    # inside to wait for: bubblewrap itself is killed at once, below.
-                    inside = confinement.children_of(self.proc.pid)
-                    for pid in inside:
+                if conf.namespaces and not self.kill_is_final:  # killed here, not in kill()
+                    self._inside = confinement.children_of(self.proc.pid)
+                    for pid in self._inside:
                         with contextlib.suppress(ProcessLookupError):
                             os.kill(pid, signal.SIGKILL)
-                    if inside:
-                        self._wait_exit(2.0)
+                if self._inside:
+                    self._wait_exit(2.0)
                 self._kill_group()
                 if self.box.uid is not None:
                     if not conf.namespaces:  # no pid namespace to take them all down at once
@@ -494,9 +530,12 @@ class CandidateProcess:
                 out.finish(0.2 if problem is None else 0.0)
         return problem
 
-    def _kill_group(self) -> None:
+    def _signal_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def _kill_group(self) -> None:
+        self._signal_group()
         self._wait_exit(5.0)
 
     def _stop_keeper(self) -> str | None:
