@@ -1,6 +1,6 @@
 """Where one full HumanEval attempt's time goes: wrapped timers over 164 back to back.
 
-    .venv/bin/python bench/attempt_phases.py canonical|broken [--tree PATH]
+    .venv/bin/python bench/attempt_phases.py canonical|broken [--tree PATH] [--busy N]
 
 Imports BenchRig from PATH (default: this checkout; a `git worktree add --detach` of
 another revision gives a before/after: alternate the two, one run each, several times).
@@ -21,7 +21,12 @@ from typing import Any
 
 SPANS = (("sandbox.process", "CandidateProcess.ready", "hello wait"),
          ("sandbox.process", "CandidateProcess.request", "round trips"),
+         ("sandbox.process", "CandidateProcess.send", "requests written"),
+         ("sandbox.process", "CandidateProcess.receive", "replies awaited and read"),
          ("sandbox.process", "CandidateProcess.stop", "stop()"),
+         ("sandbox.process", "CandidateProcess.kill", "kill() (on the attempt's path)"),
+         ("sandbox.process", "CandidateProcess.reap", "reap() (the pool's reaper thread)"),
+         ("sandbox.pool", "SandboxPool.settle", "settle (end of the pass)"),
          ("sandbox.process", "CandidateProcess._wait_exit", "stop: waiting for exits"),
          ("sandbox.confinement", "sweep_uid", "stop: uid sweep"),
          ("sandbox.pool", "SandboxPool.take", "pool.take"),
@@ -35,7 +40,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("answers", choices=("canonical", "broken"))
     parser.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent))
+    parser.add_argument("--busy", type=int, default=0, help="N busy loops (bench/load.py)")
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.load import busy
+
     sys.path.insert(0, args.tree)
     import importlib
 
@@ -47,7 +56,9 @@ def main() -> None:
         *path, name = dotted.split(".")
         for part in path:
             owner = getattr(owner, part)
-        inner = getattr(owner, name)
+        inner = getattr(owner, name, None)
+        if inner is None:  # an older tree (--tree) without this step
+            return
 
         @functools.wraps(inner)
         def timed(*a: Any, **k: Any) -> Any:
@@ -86,12 +97,16 @@ def main() -> None:
                                 str(pack / REFERENCES / f"{task.id}{suffix}"),
                                 settings_for(task, Overrides(), model=args.answers),
                                 scratch / "results", agent="replay", sandboxes=pool)
+                settle = getattr(pool, "settle", None)
+                if settle is not None:  # the pass's background reaping is its work too
+                    settle()
                 return time.perf_counter() - began
 
-            everything()
-            spent.clear()
-            calls.clear()
-            total = everything()
+            with busy(args.busy):
+                everything()
+                spent.clear()
+                calls.clear()
+                total = everything()
     n = len(tasks)
     print(f"{args.answers}, {args.tree}: {total / n * 1000:.1f} ms per attempt")
     for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):

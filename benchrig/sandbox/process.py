@@ -318,6 +318,8 @@ class CandidateProcess:
         self.hello: dict[str, Any] | None = None
         self.cpu_s: float | None = None  # its processes' CPU time, read when it is stopped
         self._killed = False
+        self._reaped = False  # reap() ran (its fds are closed: never twice)
+        self._problem: str | None = None  # what that reap() returned
         self._inside: list[int] = []  # its pid 1, when it was killed
         # Its exit as something poll() can wait on: no sleep loop (Popen.wait polls)
         self._exit_fd: int | None = None
@@ -372,10 +374,19 @@ class CandidateProcess:
     def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply, at most `timeout_s` seconds."""
         deadline = time.monotonic() + timeout_s
+        return self.receive(self.send(message, deadline), deadline)
+
+    def send(self, message: dict[str, Any], deadline: float) -> int:
+        """Write one request (by `deadline`, time.monotonic); its id, for `receive`. A batch
+        (`{"op": "batch", "calls": [...]}`) is answered by one reply per call, in order."""
         self._next_id += 1
         message = {**message, "id": self._next_id}
         data = marshal.dumps(message)  # the child reads this trusted side without `json`
         self._write(len(data).to_bytes(4, "big") + data, deadline)
+        return self._next_id
+
+    def receive(self, ident: int, deadline: float, index: int | None = None) -> dict[str, Any]:
+        """The next reply, which must answer request `ident` (call `index` of a batch)."""
         size = int.from_bytes(self._read(4, deadline), "big")
         if size > MAX_REPLY_BYTES:
             raise ProtocolViolation(f"reply of {size} bytes exceeds the {MAX_REPLY_BYTES} cap")
@@ -384,7 +395,8 @@ class CandidateProcess:
             raise CandidateTimeout("timed out (while parsing the candidate's reply)")
         if type(reply) is dict and set(reply) == {"exit"} and type(reply["exit"]) is int:
             raise CandidateDied(exit_message(reply["exit"]))  # the keeper saw it end
-        if type(reply) is not dict or reply.get("id") != self._next_id:
+        if type(reply) is not dict or reply.get("id") != ident or (
+                index is not None and reply.get("index") != index):
             raise ProtocolViolation("reply does not answer the request that was sent")
         return reply
 
@@ -501,8 +513,13 @@ class CandidateProcess:
 
     def reap(self) -> str | None:
         """Everything `stop` does after `kill`: wait for bubblewrap, sweep the uid (raising
-        SandboxError if a process survives SIGKILL), close the pipes, finish the output."""
+        SandboxError if a process survives SIGKILL), close the pipes, finish the output.
+        Once: a second call (a sandbox refused at its hello, then released) returns the first
+        one's answer and closes nothing again — that fd number may be another thread's now."""
         self.kill()
+        if self._reaped:
+            return self._problem
+        self._reaped = True
         conf = self.box.confinement
         problem: str | None = None
         try:
@@ -526,8 +543,10 @@ class CandidateProcess:
                 if fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(fd)
+            self._control = self._exit_fd = None
             for out in (self.stdout, self.stderr):
                 out.finish(0.2 if problem is None else 0.0)
+        self._problem = problem
         return problem
 
     def _signal_group(self) -> None:

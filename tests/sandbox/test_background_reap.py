@@ -4,7 +4,10 @@ next attempt, and a sweep that fails still stops the run (issue 27)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from benchrig.core.errors import SandboxError
 from benchrig.core.task import TaskSpec
 from benchrig.sandbox import Limits, SandboxPool, confinement
 from benchrig.sandbox.confinement import live_processes
+from benchrig.sandbox.pool import start
 from benchrig.spec import load_task
 
 LIMITS = Limits(cpu_s=5, address_space_mb=512, processes=24, scratch_mb=4)
@@ -125,3 +129,23 @@ def test_a_sweep_that_fails_in_the_background_stops_the_pool(
     finally:
         with pytest.raises(SandboxError, match="could not be verified"):
             pool.close()
+
+
+def test_a_sandbox_stopped_twice_closes_no_fd_twice() -> None:
+    """A sandbox refused at its hello is stopped there, then released by its runner (now on
+    the reaper thread): a second close of its fd numbers closed whatever another thread had
+    opened under them meanwhile (seen: the pool's own walk of /proc failed with EBADF)."""
+    broken = replace(sandbox.detect(), interpreter="/nonexistent/python3")
+    proc = start(broken, LIMITS, sandbox.MODULE_FILE)
+    with pytest.raises(SandboxError):
+        proc.ready()  # refused: stopped and reaped here
+    others = [os.open("/dev/null", os.O_RDONLY) for _ in range(8)]  # reuse the numbers
+    try:
+        proc.stop()
+        proc.box.remove()
+        for fd in others:
+            os.fstat(fd)  # EBADF if the second stop closed it
+    finally:
+        for fd in others:
+            with contextlib.suppress(OSError):
+                os.close(fd)
