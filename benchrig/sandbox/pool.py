@@ -53,15 +53,6 @@ def _launch(confinement: Confinement, limits: Limits, module_file: str) -> Candi
         raise
 
 
-def retire(proc: CandidateProcess) -> list[str]:
-    """Stop `proc` and remove its box now; the leftovers that removal swept."""
-    try:
-        proc.stop()
-    finally:
-        removed = proc.box.remove()
-    return removed
-
-
 def discard(proc: CandidateProcess) -> None:
     """Stop a candidate process that will not be used, and remove its box."""
     with contextlib.suppress(SandboxError):
@@ -116,8 +107,8 @@ class SandboxPool:
     that knows how many sandboxes it will take says so (`expected`): no spare is launched
     beyond them (a take past them starts cold), and entering the pool (or `warm`) launches
     the first spare of MODULE_FILE at once, to boot while the run goes on. Close
-    the pool (or use it as a context manager) to stop its spares; one left open is closed
-    at exit.
+    the pool (or use it as a context manager) to stop its spares and wait for the sandboxes
+    it reaps in the background (`release`); one left open is closed at exit.
     """
 
     def __init__(self, confinement: Confinement | None = None, limits: Limits | None = None,
