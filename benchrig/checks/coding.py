@@ -18,11 +18,13 @@ import symtable
 import sys
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchrig import sandbox
+from benchrig.checks.prefetch import predicted_calls, request_key
 from benchrig.core.errors import SandboxError
 from benchrig.core.task import TaskSpec
 from benchrig.core.verdict import CheckDetail
@@ -80,12 +82,17 @@ class CandidateRunner:
         self.session = Session(self.send, self.ensure_started, self.left)
         self.outputs: list[tuple[str, str]] = []
         self.cleanup_problems: list[str] = []
+        self.reaped_later = False  # a process of it is reaped and swept by the pool
         self.leftovers: list[str] = []
         self.limits_failed: set[str] = set()
         self.python: str | None = None
         self.uids: list[int | None] = []
         self.cpu_s: float | None = 0.0  # its processes', as the kernel counted them
         self.sandbox_failure: SandboxError | None = None
+        # The calls read from the test file (checks.prefetch), sent as one batch with the
+        # first import; `pending`: (request key, batch id, index) not yet read, in order.
+        self.prefetch: list[dict[str, Any]] = []
+        self.pending: deque[tuple[str, int, int]] = deque()
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -114,8 +121,16 @@ class CandidateRunner:
     def send(self, request: dict[str, Any]) -> dict[str, Any]:
         with boundary():
             self.ensure_started()
+            if self.pending and self.pending[0][0] != request_key(request):
+                # The tests did not make the calls read from them: the sandbox ran ahead of
+                # them, so this call gets a fresh process, as after a crash (not an incident)
+                self._sandboxed(self.stop)
+                self.ensure_started()
             assert self.proc is not None
             try:
+                if self.pending:
+                    _, ident, index = self.pending.popleft()
+                    return self.proc.receive(ident, time.monotonic() + self.left(), index)
                 return self.proc.request(request, self.left())
             except CandidateFailure as exc:
                 self.session.incidents.append(str(exc))
@@ -137,8 +152,14 @@ class CandidateRunner:
         self.limits_failed |= {str(n) for n in hello.get("limits_failed") or ()}
         self.python = str(hello.get("python"))
         self.session.generation += 1
+        calls, self.prefetch = self.prefetch, []  # with the first process only
         try:
-            reply = self.proc.request({"op": "import", "source": self.code}, self.left())
+            deadline = time.monotonic() + self.left()
+            ident = self.proc.send({"op": "import", "source": self.code}, deadline)
+            if calls:  # written before the import's reply is read: one round trip
+                batch = self.proc.send({"op": "batch", "calls": calls}, deadline)
+                self.pending.extend((request_key(c), batch, i) for i, c in enumerate(calls))
+            reply = self.proc.receive(ident, deadline)
         except CandidateFailure as exc:
             raise self._import_failed(str(exc)) from None
         if reply.get("ok") is not True:
@@ -160,15 +181,28 @@ class CandidateRunner:
         return CandidateFailure(self.import_error)
 
     def stop(self) -> None:
+        """Done with the current process: killed now; where that kill is final, reaped and
+        swept by the pool in the background (the verdict does not wait for it), else here."""
+        self.pending.clear()  # replies of that process only
         if self.proc is not None:
             proc, self.proc = self.proc, None
+            problem: str | None = None
+            background = proc.kill_is_final
             try:
-                problem = proc.stop()
+                if background:
+                    proc.kill()
+                else:
+                    problem = proc.stop()
             finally:
+                # its output as it is now: the reaper reads on, for no one (evidence only)
                 self.outputs.append((proc.stdout.text(), proc.stderr.text()))
                 self.cpu_s = (None if self.cpu_s is None or proc.cpu_s is None
                               else self.cpu_s + proc.cpu_s)
-                self.leftovers += proc.box.remove()
+                if background:
+                    self.pool.release(proc)
+                else:
+                    self.leftovers += proc.box.remove()
+            self.reaped_later |= background
             if problem is not None:
                 self.cleanup_problems.append(problem)
 
@@ -269,6 +303,10 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     return namespace
 
 
+# Killed in a pid namespace of its own (nothing in it runs on), then reaped and swept by the
+# pool off the attempt's path: a failed sweep stops the pool handing out sandboxes and fails
+# the run's end (SandboxPool.settle / close), so no result claims more than this.
+REAPED_LATER = "killed; swept by the pool in the background"
 OVERRUN = "timed out: the test was still running at the check's deadline"
 
 
@@ -315,6 +353,7 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
         limit = runner.limit = math.inf if ends_at is None else ends_at
         runner.deadline = min(time.monotonic() + task.check_timeout_s, limit)
         assert task.test_source is not None
+        runner.prefetch = predicted_calls(task.test_source, task.test_names)
         module = RemoteModule(runner.session, LazyNames(task.test_source))
         namespace: dict[str, Any] = {}
         error, watch = run_watched(lambda: namespace.update(_load_tests(task, module)),
@@ -351,10 +390,11 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
         isolation=level,
         sandbox={**conf.describe(), "isolation": level, "uids": runner.uids,
                  "python": runner.python, "limits_failed": sorted(runner.limits_failed),
-                 "cleanup": "; ".join(runner.cleanup_problems) or "verified",
+                 "cleanup": "; ".join(runner.cleanup_problems) or (
+                     REAPED_LATER if runner.reaped_later else "verified"),
                  "cpu_s": (None if runner.cpu_s is None or not runner.uids
                            else round(runner.cpu_s, 6)),
                  "removed_leftovers": runner.leftovers[:20]},
     )
-    pool.replenish(SOLUTION_MODULE)  # the next attempt starts warm
+    pool.warm(SOLUTION_MODULE)  # the next attempt starts warm (launched off this path)
     return report

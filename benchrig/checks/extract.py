@@ -6,6 +6,7 @@ import ast
 import bisect
 import re
 import textwrap
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -108,11 +109,22 @@ def _blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
     return blocks, None
 
 
+_PARSING = threading.Lock()
+
+
+def parse(source: str) -> ast.Module:
+    """ast.parse, one thread at a time: CPython 3.11 counts the depth of the AST objects it
+    builds per interpreter, and parses in several threads at once (verify's attempts) raised
+    "SystemError: AST constructor recursion depth mismatch" (seen once in ~8,000)."""
+    with _PARSING:
+        return ast.parse(source)
+
+
 def _parses(code: str) -> bool:
     """Whether `code` is a Python module. The model wrote it: nesting past the parser's depth
     (`x = ------…-1`) raises RecursionError or MemoryError, which means "not code" too."""
     try:
-        ast.parse(code)
+        parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True

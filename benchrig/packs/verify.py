@@ -49,7 +49,6 @@ class Row:
     checks_total: int
     seconds: float
     unexpected: tuple[str, ...]  # "task id: what it got" for each problem that surprised
-    retried: tuple[str, ...] = ()  # "task id: the harness error" replayed once more
 
     @property
     def ok(self) -> bool:
@@ -86,12 +85,7 @@ class Verification:
                       f"dropped at import ({PACK_FILE}: checks.dropped)"]
         for r in self.rows:
             lines.extend(f"- {r.answers}: {printable(u)}" for u in r.unexpected[:50])
-            lines.extend(f"- {r.answers}: replayed once more after a harness error (both "
-                         f"results kept): {printable(u)}" for u in r.retried[:50])
         return "\n".join(lines) + "\n"
-
-
-RETRIED = "retried after"  # a key of _replayed's answer only, never of a result file
 
 
 def _replayed(task: TaskSpec, answers: str, answer: Path, driver: Driver, out: Path,
@@ -101,17 +95,8 @@ def _replayed(task: TaskSpec, answers: str, answer: Path, driver: Driver, out: P
         return {"result": "error", "checks": {"passed": 0, "total": 0}, "isolation": None,
                 "notes": f"{REFERENCES}/{answer.name} is missing"}
     settings = settings_for(task, Overrides(), model=answers)
-    result = run_attempt(task, answers, driver, str(answer), settings, out, agent="replay",
-                         sandboxes=pool).result
-    error = result.get("error") if result["result"] == "error" else None
-    if isinstance(error, dict) and error.get("kind") == "harness":
-        # BenchRig's own fault (a sandbox that did not start), not the answer's: once more,
-        # like a transient server error; the first result stays in the folder and the table
-        # names it
-        again = run_attempt(task, answers, driver, str(answer), settings, out, agent="replay",
-                            sandboxes=pool).result
-        return {**again, RETRIED: str(error.get("message", ""))}
-    return result
+    return run_attempt(task, answers, driver, str(answer), settings, out, agent="replay",
+                       sandboxes=pool).result
 
 
 def verify_pack(name: str, results_dir: Path | None = None,
@@ -146,10 +131,7 @@ def verify_pack(name: str, results_dir: Path | None = None,
             rows.append(Row(answers, expected, len(tasks), dict(verdicts),
                             sum(r["checks"]["passed"] for r in results),
                             sum(r["checks"]["total"] for r in results),
-                            time.perf_counter() - began, unexpected,
-                            tuple(f"{task.id}: {r[RETRIED]}"
-                                  for task, r in zip(tasks, results, strict=True)
-                                  if RETRIED in r)))
+                            time.perf_counter() - began, unexpected))
     try:
         left_out = dropped(json.loads((folder / PACK_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError):

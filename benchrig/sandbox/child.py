@@ -256,21 +256,33 @@ def serve(fd_in: int, fd_out: int, module_path: str, limits: dict[str, int],
             request = marshal.loads(_read_exact(fd_in, size))
         except EOFError:
             return
-        try:
-            reply = server.handle(request)
-        except BaseException as exc:  # the candidate's failure is data for the parent
-            reply = _error(exc)
-        if os.getpid() != me:
-            # a copy the candidate forked fell out of its code into this loop (a failed
-            # fork in a chain, an exception in a child): it must neither answer nor read
-            # the parent's requests. A deliberate write is still caught by the request id.
-            os._exit(0)
-        reply["id"] = request.get("id")
-        try:
-            data = to_json(reply)
-        except Exception as exc:
-            data = to_json(_error(exc) | {"id": request.get("id")})
-        _write_all(fd_out, len(data).to_bytes(4, "big") + data)
+        if request.get("op") == "batch":
+            # One request, one reply per call as each is done: the judge reads reply k when
+            # its check k makes that very call, under check k's deadline.
+            for index, call in enumerate(request.get("calls") or ()):
+                answer(server, call, me, fd_out, {"id": request.get("id"), "index": index})
+        else:
+            answer(server, request, me, fd_out, {"id": request.get("id")})
+
+
+def answer(server: Server, request: dict[str, Any], me: int, fd_out: int,
+           ids: dict[str, Any]) -> None:
+    """Handle one request and write its reply, tagged with `ids`."""
+    try:
+        reply = server.handle(request)
+    except BaseException as exc:  # the candidate's failure is data for the parent
+        reply = _error(exc)
+    if os.getpid() != me:
+        # a copy the candidate forked fell out of its code into this loop (a failed
+        # fork in a chain, an exception in a child): it must neither answer nor read
+        # the parent's requests. A deliberate write is still caught by the request id.
+        os._exit(0)
+    reply.update(ids)
+    try:
+        data = to_json(reply)
+    except Exception as exc:
+        data = to_json(_error(exc) | ids)
+    _write_all(fd_out, len(data).to_bytes(4, "big") + data)
 
 
 def children() -> list[int]:

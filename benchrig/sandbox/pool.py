@@ -24,7 +24,27 @@ MODULE_FILE = "solution.py"  # the candidate's module, as the coding checks name
 
 
 def start(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
-    """Launch a sandbox now (its hello is read when it is first used)."""
+    """Launch a sandbox now (its hello is read when it is first used), always from the one
+    launcher thread (see `in_background`), whichever thread asks: a sandbox launched from
+    a check's short-lived thread was SIGKILLed by the kernel when that thread ended."""
+    if threading.current_thread() in _launcher:
+        return _launch(confinement, limits, module_file)
+    made: list[CandidateProcess] = []
+    failed: list[BaseException] = []
+
+    def launch() -> None:
+        try:
+            made.append(_launch(confinement, limits, module_file))
+        except BaseException as exc:  # raised in the asking thread
+            failed.append(exc)
+
+    in_background(launch).wait()
+    if failed:
+        raise failed[0]
+    return made[0]
+
+
+def _launch(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
     box = Box.create(confinement, module_file)
     try:
         return CandidateProcess(box, limits)
@@ -59,9 +79,11 @@ def _launch_forever() -> None:
 def in_background(job: Callable[[], None]) -> threading.Event:
     """Run `job` on the one launcher thread of this process; set when it is done.
 
-    One thread that lives as long as the process: bubblewrap's --die-with-parent fires
-    when the *thread* that started it ends, so a sandbox launched from a short-lived
-    thread would be killed with it, spare or in use.
+    One thread that lives as long as the process: bubblewrap's --die-with-parent is the
+    kernel's parent-death signal, and the parent is the *thread* that forked it, so a
+    sandbox launched from a short-lived thread is SIGKILLed when that thread ends, spare
+    or in use (issue 27's "sandbox did not start: … killed by SIGKILL"). Every launch
+    goes through here (`start`).
     """
     with _launcher_lock:
         if not _launcher:
@@ -85,8 +107,8 @@ class SandboxPool:
     that knows how many sandboxes it will take says so (`expected`): no spare is launched
     beyond them (a take past them starts cold), and entering the pool (or `warm`) launches
     the first spare of MODULE_FILE at once, to boot while the run goes on. Close
-    the pool (or use it as a context manager) to stop its spares; one left open is closed
-    at exit.
+    the pool (or use it as a context manager) to stop its spares and wait for the sandboxes
+    it reaps in the background (`release`); one left open is closed at exit.
     """
 
     def __init__(self, confinement: Confinement | None = None, limits: Limits | None = None,
@@ -104,6 +126,12 @@ class SandboxPool:
         self._closed = False
         self._at_exit = False
         self._expected = expected  # takes still to come, when known
+        # Killed sandboxes waiting to be reaped and swept off the attempts' path (`release`)
+        self._reaping: queue.SimpleQueue[CandidateProcess | None] = queue.SimpleQueue()
+        self._reaper: threading.Thread | None = None
+        self._unreaped = 0
+        self._reaped = threading.Condition(self._lock)
+        self._unclean: list[str] = []  # why a reaped sandbox could not be proven gone
 
     @property
     def confinement(self) -> Confinement:
@@ -113,7 +141,9 @@ class SandboxPool:
 
     def take(self, module_file: str) -> CandidateProcess:
         """The oldest spare, else a sandbox started now; its replacement is launched at
-        once, beside the attempt that takes this one (off its path)."""
+        once, beside the attempt that takes this one (off its path). Raises SandboxError,
+        and hands out nothing, once a sandbox reaped in the background was not proven gone."""
+        self._check_clean()
         while True:
             with self._lock:
                 waiting = self._spares.get(module_file) or []
@@ -184,6 +214,60 @@ class SandboxPool:
                 discard(spare)  # the pool closed meanwhile
             return
 
+    def release(self, proc: CandidateProcess) -> bool:
+        """Done with `proc`: kill it now and, where that kill is final (a pid namespace and a
+        uid of its own: see `CandidateProcess.kill_is_final`), reap it and sweep its uid on
+        the pool's reaper thread, off the attempt's path; True then. Otherwise nothing is
+        done (False): the caller stops it and removes its box itself."""
+        if not proc.kill_is_final:
+            return False
+        try:
+            proc.kill()
+        finally:
+            with self._lock:
+                self._unreaped += 1
+                if self._reaper is None:
+                    self._reaper = threading.Thread(target=self._reap_forever, daemon=True,
+                                                    name="benchrig-sandbox-reaper")
+                    self._reaper.start()
+                    if not self._at_exit:
+                        atexit.register(self.close)
+                        self._at_exit = True
+            self._reaping.put(proc)
+        return True
+
+    def _reap_forever(self) -> None:
+        while (proc := self._reaping.get()) is not None:
+            problem: str | None = None
+            try:
+                problem = proc.reap()
+                proc.box.remove()
+            except SandboxError as exc:
+                problem = str(exc)
+            except Exception as exc:  # never lose the count: settle() would wait forever
+                problem = f"reaping failed: {exc!r}"
+            finally:
+                with self._lock:
+                    if problem is not None:
+                        self._unclean.append(problem)
+                    self._unreaped -= 1
+                    self._reaped.notify_all()
+
+    def settle(self) -> None:
+        """Wait until every sandbox released so far is reaped and swept; SandboxError if one
+        could not be proven gone."""
+        with self._lock:
+            while self._unreaped:
+                self._reaped.wait()
+        self._check_clean()
+
+    def _check_clean(self) -> None:
+        with self._lock:
+            unclean = list(self._unclean)
+        if unclean:
+            raise SandboxError("a sandbox's cleanup could not be verified: "
+                               + "; ".join(unclean[:3]))
+
     def spares(self) -> list[CandidateProcess]:
         """The sandboxes waiting for an attempt (once those being launched are in)."""
         self._wait_launches()
@@ -198,7 +282,8 @@ class SandboxPool:
                 done.wait()
 
     def close(self) -> None:
-        """Stop every spare; later attempts still get sandboxes, started cold."""
+        """Stop every spare and wait for the reaper (SandboxError if a sandbox it reaped
+        could not be proven gone); later attempts still get sandboxes, started cold."""
         with self._lock:
             self._closed = True
         self._wait_launches()  # a launch under way ends with its spare discarded
@@ -208,8 +293,13 @@ class SandboxPool:
             if self._at_exit:
                 atexit.unregister(self.close)
                 self._at_exit = False
+            reaper, self._reaper = self._reaper, None
         for proc in spares:
             discard(proc)
+        if reaper is not None:
+            self._reaping.put(None)
+            reaper.join()
+        self._check_clean()
 
     def __enter__(self) -> SandboxPool:
         if self._expected:
@@ -218,4 +308,8 @@ class SandboxPool:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
-        self.close()
+        try:
+            self.close()
+        except SandboxError:
+            if kind is None:  # else the error under way is the one to see
+                raise

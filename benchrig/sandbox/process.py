@@ -317,6 +317,10 @@ class CandidateProcess:
         self.stdout, self.stderr = Output(out_r), Output(err_r)
         self.hello: dict[str, Any] | None = None
         self.cpu_s: float | None = None  # its processes' CPU time, read when it is stopped
+        self._killed = False
+        self._reaped = False  # reap() ran (its fds are closed: never twice)
+        self._problem: str | None = None  # what that reap() returned
+        self._inside: list[int] = []  # its pid 1, when it was killed
         # Its exit as something poll() can wait on: no sleep loop (Popen.wait polls)
         self._exit_fd: int | None = None
         with contextlib.suppress(OSError, AttributeError):  # Linux 5.3+
@@ -370,10 +374,19 @@ class CandidateProcess:
     def request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply, at most `timeout_s` seconds."""
         deadline = time.monotonic() + timeout_s
+        return self.receive(self.send(message, deadline), deadline)
+
+    def send(self, message: dict[str, Any], deadline: float) -> int:
+        """Write one request (by `deadline`, time.monotonic); its id, for `receive`. A batch
+        (`{"op": "batch", "calls": [...]}`) is answered by one reply per call, in order."""
         self._next_id += 1
         message = {**message, "id": self._next_id}
         data = marshal.dumps(message)  # the child reads this trusted side without `json`
         self._write(len(data).to_bytes(4, "big") + data, deadline)
+        return self._next_id
+
+    def receive(self, ident: int, deadline: float, index: int | None = None) -> dict[str, Any]:
+        """The next reply, which must answer request `ident` (call `index` of a batch)."""
         size = int.from_bytes(self._read(4, deadline), "big")
         if size > MAX_REPLY_BYTES:
             raise ProtocolViolation(f"reply of {size} bytes exceeds the {MAX_REPLY_BYTES} cap")
@@ -382,7 +395,8 @@ class CandidateProcess:
             raise CandidateTimeout("timed out (while parsing the candidate's reply)")
         if type(reply) is dict and set(reply) == {"exit"} and type(reply["exit"]) is int:
             raise CandidateDied(exit_message(reply["exit"]))  # the keeper saw it end
-        if type(reply) is not dict or reply.get("id") != self._next_id:
+        if type(reply) is not dict or reply.get("id") != ident or (
+                index is not None and reply.get("index") != index):
             raise ProtocolViolation("reply does not answer the request that was sent")
         return reply
 
@@ -454,6 +468,15 @@ class CandidateProcess:
             code = 128 - code  # bubblewrap reports a child killed by signal N as 128 + N
         return CandidateDied(exit_message(code))
 
+    @property
+    def kill_is_final(self) -> bool:
+        """Whether `kill` alone dooms every process of the sandbox: in a pid namespace of its
+        own, under a uid of its own, SIGKILL to its pid 1 (or to bubblewrap before there is
+        one) ends them all, and none can reach another sandbox meanwhile. Then waiting for
+        bubblewrap and sweeping the uid (`reap`) may happen off the attempt's path."""
+        conf = self.box.confinement
+        return conf.namespaces and conf.dedicated_uid
+
     def stop(self) -> str | None:
         """Kill everything the candidate started, check it is gone, collect its output.
 
@@ -461,25 +484,55 @@ class CandidateProcess:
         sweep of the uid (raising SandboxError if anything survives SIGKILL); without one,
         it is the keeper's report that it has no descendant left.
         """
+        self.kill()
+        return self.reap()
+
+    def kill(self) -> None:
+        """The attempt's part of stopping: its CPU read, and, where that is final
+        (`kill_is_final`), SIGKILL sent to the sandbox's pid 1 (or to bubblewrap before it
+        has one) and the output read as far as it is there. Never waits for a process."""
+        if self._killed:
+            return
+        self._killed = True
+        if self.proc.returncode is None:  # before anything is killed
+            self.cpu_s = confinement.tree_cpu_s(self.proc.pid)
+        if not self.kill_is_final:
+            return
+        # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and bubblewrap's
+        # monitor exits once it has reaped that pid 1 (`reap` waits for it). A sandbox that
+        # has not forked its pid 1 yet (a spare just started) has nothing inside: bubblewrap
+        # itself is killed at once (its process group; its pid is ours until it is reaped).
+        self._inside = confinement.children_of(self.proc.pid)
+        for pid in self._inside:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if not self._inside:
+            self._signal_group()
+        for out in (self.stdout, self.stderr):
+            out.drain()  # what it printed before its last reply is in the pipe by now
+
+    def reap(self) -> str | None:
+        """Everything `stop` does after `kill`: wait for bubblewrap, sweep the uid (raising
+        SandboxError if a process survives SIGKILL), close the pipes, finish the output.
+        Once: a second call (a sandbox refused at its hello, then released) returns the first
+        one's answer and closes nothing again — that fd number may be another thread's now."""
+        self.kill()
+        if self._reaped:
+            return self._problem
+        self._reaped = True
         conf = self.box.confinement
         problem: str | None = None
         try:
-            if self.proc.returncode is None:  # before anything is killed
-                self.cpu_s = confinement.tree_cpu_s(self.proc.pid)
             if conf.keeper:
                 problem = self._stop_keeper()
             else:
-                if conf.namespaces:
-                    # SIGKILL pid 1 of the namespace: the kernel kills everything in it, and
-                    # bubblewrap's monitor exits once it has reaped that pid 1. A sandbox
-                    # that has not forked its pid 1 yet (a spare just started) has nothing
-                    # inside to wait for: bubblewrap itself is killed at once, below.
-                    inside = confinement.children_of(self.proc.pid)
-                    for pid in inside:
+                if conf.namespaces and not self.kill_is_final:  # killed here, not in kill()
+                    self._inside = confinement.children_of(self.proc.pid)
+                    for pid in self._inside:
                         with contextlib.suppress(ProcessLookupError):
                             os.kill(pid, signal.SIGKILL)
-                    if inside:
-                        self._wait_exit(2.0)
+                if self._inside:
+                    self._wait_exit(2.0)
                 self._kill_group()
                 if self.box.uid is not None:
                     if not conf.namespaces:  # no pid namespace to take them all down at once
@@ -490,13 +543,18 @@ class CandidateProcess:
                 if fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(fd)
+            self._control = self._exit_fd = None
             for out in (self.stdout, self.stderr):
                 out.finish(0.2 if problem is None else 0.0)
+        self._problem = problem
         return problem
 
-    def _kill_group(self) -> None:
+    def _signal_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def _kill_group(self) -> None:
+        self._signal_group()
         self._wait_exit(5.0)
 
     def _stop_keeper(self) -> str | None:
