@@ -14,7 +14,7 @@ LAYERS: list[tuple[str, ...]] = [
      "benchrig.streams", "benchrig.trusted", "benchrig.paths", "benchrig.suites",
      "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment"),
     ("benchrig.core",),
-    ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.config",
+    ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.record", "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
      "benchrig.needle", "benchrig.gateway"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),

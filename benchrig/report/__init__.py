@@ -15,10 +15,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from benchrig.attempts import Result, without_retried_errors
+from benchrig.attempts import without_retried_errors
+from benchrig.record import as_records
 from benchrig.report import by_task, render_csv, render_json, render_markdown, render_text
 from benchrig.report.build import Report, build
 from benchrig.report.grouping import grouped
@@ -49,22 +51,24 @@ BY_TASK: dict[str, Callable[[by_task.TaskTable], str]] = {
 VIEWS = ("model", "task")
 
 
-def render(results: list[Result], format_: str, table_only: bool = False, by: str = "model",
-           per_attempt: bool = False, packs: Mapping[str, str] | None = None) -> str:
+def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool = False,
+           by: str = "model", per_attempt: bool = False,
+           packs: Mapping[str, str] | None = None) -> str:
     """The results in `format_` (one of FORMATS): the per-model table, then the scorecards,
     or the table alone; `by="task"` the task × model table; `per_attempt` (csv) one row per
     result; `packs`: imported packs' task ids → names, each its own scorecard line)."""
     if format_ not in RENDERERS:
         raise ValueError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
+    records = as_records(results)
     if per_attempt:
         if format_ != "csv":
             raise ValueError("--per-attempt is a CSV of the attempts: use it with --format csv")
-        return render_csv.render_attempts(without_retried_errors(results))
+        return render_csv.render_attempts(without_retried_errors(records))
     if by not in VIEWS:
         raise ValueError(f"unknown view {by!r}; choose one of {', '.join(VIEWS)}")
     if by == "task":
-        return BY_TASK[format_](by_task.task_table(grouped(results)))
+        return BY_TASK[format_](by_task.task_table(grouped(records)))
     renderer = RENDERERS[format_]
     if table_only:
-        return renderer.table(model_rows(grouped(results)))
-    return renderer.report(build(results, packs))
+        return renderer.table(model_rows(grouped(records)))
+    return renderer.report(build(records, packs))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
+from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
@@ -76,7 +77,7 @@ class Bar:
 def _by_suite(group: Group, card: ModelCard) -> dict[str, Estimate | None]:
     """A group's pass rate on each line of its scorecard (a suite, or an imported pack's
     own); none for the speed suite, which measures and has no verdicts to rate."""
-    per_suite: dict[str, list[Json]] = {}
+    per_suite: dict[str, list[Record]] = {}
     for r in group.results:
         per_suite.setdefault(card.line(r), []).append(r)
     return {suite: None if suite == UNRATED else pass_rate(task_counts(results))
@@ -124,7 +125,7 @@ def _context_chart(groups: list[Group]) -> Json | None:
     one per attempt at the sum of its windows). None when no row has a step."""
     series = []
     for i, group in enumerate(groups):
-        steps = context_figures([r for r in group.results if r["suite"] == "context"]).steps
+        steps = context_figures([r for r in group.results if r.suite == "context"]).steps
         windows: dict[int, list[StepFigures]] = {}
         for step in steps:
             windows.setdefault(step.window, []).append(step)
@@ -167,7 +168,7 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
     with an empty denominator is n/a, drawn as no bar)."""
     rows = []
     for i, group in enumerate(groups):
-        tools = [r for r in group.results if r["suite"] == "tool_use"]
+        tools = [r for r in group.results if r.suite == "tool_use"]
         if not tools:
             continue
         f = tool_figures(tools)
@@ -183,7 +184,7 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
 
 def context(report: Report, filters: str = "", served: bool = False,
             packs: tuple[str, ...] = (),
-            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
+            sidecar_of: Callable[[Record], Json | None] | None = None) -> Json:
     """Everything the template shows, computed and made safe here (`served`: the page is
     `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
     pack's own score line, pass@k over its problems, shown apart from the suites' rates)."""
@@ -274,7 +275,7 @@ def _policy(style: str, script: str, served: bool, frames: bool = False) -> str:
 
 def render_html(report: Report, filters: str = "", served: bool = False,
                 packs: tuple[str, ...] = (),
-                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
+                sidecar_of: Callable[[Record], Json | None] | None = None) -> str:
     """The whole page: the template filled with `context`, its own style and script
     allowed by hash in the Content-Security-Policy, nothing else (`served`: the report
     part of `benchrig view`'s page, without the sample browser its shell holds)."""

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import counts_against_model
+from benchrig.plausible import credible
+from benchrig.record import Record, to_json
+from benchrig.result import Unreadable, read_valid
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]
@@ -54,22 +57,37 @@ def _number(value: Any) -> float | None:
     return round(float(value), 1)
 
 
-def row(result: Json, searchable: bool = True, group: int | None = None) -> list[Any]:
+def row(result: Record, searchable: bool = True, group: int | None = None) -> list[Any]:
     """One attempt as the browser's table shows and filters it (`searchable`: with its
     answer's excerpt, for a page that has no details to search and compare; `group`: the
     report's model row it is counted in, which a heat-map link pins)."""
-    error = result.get("error") if isinstance(result.get("error"), dict) else None
-    verdict = result["result"]  # pass, fail, error, unsupported or no-test
-    metrics = result.get("metrics") or {}
-    checks = result.get("checks") or {}
-    answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP) if searchable else ""
-    return [_name(str(result["model"])), _name(str(result.get("agent") or "—")),
-            _name(str(result.get("label") or "—")), _name(str(result["suite"])),
-            _name(str(result["task"])), _name(str(verdict)),
+    error = result.error if isinstance(result.error, dict) else None
+    verdict = result.result  # pass, fail, error, unsupported or no-test
+    metrics = result.metrics
+    answer = printable(str(result.answer_excerpt or ""), ANSWER_CAP) if searchable else ""
+    return [_name(str(result.model)), _name(str(result.agent or "—")),
+            _name(str(result.label or "—")), _name(str(result.suite)),
+            _name(str(result.task)), _name(str(verdict)),
             _name(str(error.get("kind"))) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
-            f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
-            label(result.get("started_at") or ""), answer, group]
+            f"{result.checks.passed}/{result.checks.total}",
+            label(result.started_at or ""), answer, group]
+
+
+def whole(record: Record) -> Json:
+    """All of one attempt, for its drill-down: its file read again (the record keeps only
+    what the views count), as hostile as the first time; where the file is gone, changed
+    or was never read (a record made in memory), what the record holds. Its figures are
+    the credible ones, as every view shows them."""
+    data = None
+    if record.path is not None:
+        try:
+            data = read_valid(record.path)
+        except Unreadable:
+            data = None
+    if data is None or data.get("run_id") != record.run_id:
+        data = to_json(record)
+    return {**data, "metrics": credible(data["metrics"])}
 
 
 def _metrics(metrics: Json) -> list[list[str]]:
@@ -178,8 +196,8 @@ def read_sidecar_file(path: Path) -> Json:
         return {}
 
 
-def payload(results: list[Json], embed_details: bool,
-            sidecar_of: Callable[[Json], Json | None] | None = None,
+def payload(results: list[Record], embed_details: bool,
+            sidecar_of: Callable[[Record], Json | None] | None = None,
             groups: list[int] | None = None) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
     sends them on demand), from the transcript sidecars where `sidecar_of` reads them
@@ -191,9 +209,10 @@ def payload(results: list[Json], embed_details: bool,
     read = sidecar_of or (lambda _: None)
     # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
     # attempts, those without a pass first: 10,000 of them made a 50 MB page.
-    chosen = {id(r) for r in sorted(results, key=lambda r: r["result"] == "pass")
+    chosen = {id(r) for r in sorted(results, key=lambda r: r.result == "pass")
               [:SIDECAR_ATTEMPTS]}
-    data["details"] = ([detail(r, read(r) if id(r) in chosen else None, STATIC)
+    # one attempt's file read again at a time: never every whole result in memory at once
+    data["details"] = ([detail(whole(r), read(r) if id(r) in chosen else None, STATIC)
                         for r in results] if embed_details else None)
     data["sidecars"] = min(len(results), SIDECAR_ATTEMPTS) if embed_details else len(results)
     return data
