@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,9 @@ class Record(Mapping[str, Any]):
 _FIELDS = tuple(f.name for f in fields(Record))
 _KEYS = frozenset(_FIELDS) - {"path"}
 _SPECIAL = frozenset({"metrics", "checks", "settings", "evidence", "path"})
+# Each plain field with its value when a file lacks it (a required one never does).
+_PLAIN = tuple((f.name, None if f.default is MISSING else f.default)
+               for f in fields(Record) if f.name not in _SPECIAL)
 
 
 def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
@@ -94,21 +97,20 @@ def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
 def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
     """The record of a result that passed validation (schema/result.schema.json): every
     declared field from its key (missing in an older file: the field's default)."""
-    values: dict[str, Any] = {}
-    for name in _FIELDS:
-        if name in _SPECIAL or name not in data:
-            continue
-        value = data[name]
-        values[name] = sys.intern(value) if name in _NAMES and type(value) is str else value
+    get = data.get
+    values = {name: get(name, default) for name, default in _PLAIN}
+    for name in _NAMES:
+        if type(value := values[name]) is str:
+            values[name] = sys.intern(value)
     metrics = data["metrics"]
     checks = data["checks"]
     return Record(
         **values,
         metrics=credible({k: v for k, v in metrics.items() if k not in METRICS_LEFT}),
         checks=Checks(checks["passed"], checks["total"],
-                      tuple(sys.intern(str(d.get("name", ""))) for d in checks["details"])),
+                      tuple([sys.intern(str(d.get("name", ""))) for d in checks["details"]])),
         settings=_kept(data["settings"], SETTINGS_KEPT) or {},
-        evidence=_kept(data.get("evidence"), EVIDENCE_KEPT),
+        evidence=_kept(get("evidence"), EVIDENCE_KEPT),
         path=path)
 
 

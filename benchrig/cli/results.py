@@ -158,7 +158,7 @@ def report(
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
     from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build
-    from benchrig.report.render_html import render_html
+    from benchrig.report.render_html import render_html_parts
     from benchrig.report.view_server import sidecars
     from benchrig.report.viewer import read_sidecar_file
     from benchrig.result import write_atomic
@@ -176,8 +176,9 @@ def report(
         found = files.get((result.transcript_file, result.run_id))
         return None if found is None else read_sidecar_file(found)
 
-    write_atomic(html, render_html(build(results, pack_tasks()), "; ".join(given),
-                                   packs=pack_lines(results), sidecar_of=sidecar_of))
+    # the page is written as it is made: never all of it in memory
+    write_atomic(html, render_html_parts(build(results, pack_tasks()), "; ".join(given),
+                                         packs=pack_lines(results), sidecar_of=sidecar_of))
     echo(f"{html} ({len(results)} results)")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -176,14 +176,37 @@ def read_sidecar(lines: list[str]) -> Json:
     return found
 
 
-def island(data: Json) -> str:
-    """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
-    close the block or open a comment, whatever the outside text held."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def _safe(text: str) -> str:
     for char, escaped in _ISLAND.items():
         if char in text:
             text = text.replace(char, escaped)
     return text
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def island(data: Json) -> str:
+    """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
+    close the block or open a comment, whatever the outside text held."""
+    return _safe(_dumps(data))
+
+
+def island_parts(data: Mapping[str, Any | Iterator[Any]]) -> Iterator[str]:
+    """`island(data)`, in pieces, a value given as an iterator written an item at a time
+    as a JSON array: the same text, never all of it in memory (100,000 attempts' details)."""
+    yield "{"
+    for index, (key, value) in enumerate(data.items()):
+        yield ("," if index else "") + _safe(_dumps(key)) + ":"
+        if not isinstance(value, Iterator):
+            yield _safe(_dumps(value))
+            continue
+        yield "["
+        for at, item in enumerate(value):
+            yield ("," if at else "") + _safe(_dumps(item))
+        yield "]"
+    yield "}"
 
 
 def read_sidecar_file(path: Path) -> Json:
@@ -202,17 +225,28 @@ def payload(results: list[Record], embed_details: bool,
     """The browser's data: rows for every result, details too for a static page (a server
     sends them on demand), from the transcript sidecars where `sidecar_of` reads them
     (`groups`: each result's model row in the report, for the heat map's links)."""
-    data: Json = {"columns": list(COLUMNS),
-                  "rows": [row(r, not embed_details, None if groups is None else groups[i])
-                           for i, r in enumerate(results)],
-                  "caps": vars(STATIC) if embed_details else vars(SERVED)}
+    return {key: list(value) if isinstance(value, Iterator) else value
+            for key, value in payload_parts(results, embed_details, sidecar_of,
+                                            groups).items()}
+
+
+def payload_parts(results: list[Record], embed_details: bool,
+                  sidecar_of: Callable[[Record], Json | None] | None = None,
+                  groups: list[int] | None = None) -> dict[str, Any]:
+    """`payload` with its rows and details as iterators, made one attempt at a time as
+    `island_parts` writes them."""
     read = sidecar_of or (lambda _: None)
     # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
     # attempts, those without a pass first: 10,000 of them made a 50 MB page.
     chosen = {id(r) for r in sorted(results, key=lambda r: r.result == "pass")
               [:SIDECAR_ATTEMPTS]}
     # one attempt's file read again at a time: never every whole result in memory at once
-    data["details"] = ([detail(whole(r), read(r) if id(r) in chosen else None, STATIC)
-                        for r in results] if embed_details else None)
-    data["sidecars"] = min(len(results), SIDECAR_ATTEMPTS) if embed_details else len(results)
-    return data
+    details = (detail(whole(r), read(r) if id(r) in chosen else None, STATIC)
+               for r in results)
+    return {"columns": list(COLUMNS),
+            "rows": (row(r, not embed_details, None if groups is None else groups[i])
+                     for i, r in enumerate(results)),
+            "caps": vars(STATIC) if embed_details else vars(SERVED),
+            "details": details if embed_details else None,
+            "sidecars": min(len(results), SIDECAR_ATTEMPTS) if embed_details
+            else len(results)}

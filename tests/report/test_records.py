@@ -16,6 +16,7 @@ from tests.helpers.result_sets import attempt, write
 
 FAT = 400_000  # characters of evidence no view counts, per result (16 MiB is the cap)
 FILES = 40
+COUNT = 120  # attempts of the page test
 
 
 def _fat_folder(folder: Path) -> Path:
@@ -82,3 +83,29 @@ def test_a_drilldown_rereads_its_file_and_never_follows_what_replaced_it(
     for record in records[1:4]:
         shown = whole(record)
         assert shown["run_id"] == record.run_id and "stdout" not in shown["evidence"]
+
+
+def test_a_report_page_is_written_as_it_is_made(tmp_path: Path) -> None:
+    """The attack: attempts whose drill-downs fill a page of megabytes (200 failed checks
+    each, every message at its cap). `report --html` writes the page as it is made: what it
+    holds at its peak is a small part of the page, not the page and its data twice over."""
+    import jinja2  # noqa: F401  (imported before tracing: the report imports it when used)
+
+    import benchrig.report.render_html  # noqa: F401
+    from benchrig.cli.results import report
+
+    checks = {"passed": 0, "total": 200, "details": [
+        {"name": f"check {j}", "passed": False, "message": "m" * 300} for j in range(200)]}
+    folder = write(tmp_path / "results", [attempt("alpha", f"t{i}", "fail", checks=checks)
+                                          for i in range(COUNT)])
+    page = tmp_path / "report.html"
+    tracemalloc.start()
+    try:
+        report([folder], html=page, force=False, model=None, suite=None, label=None,
+               since=None, driver=None)
+        _held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    size = page.stat().st_size
+    assert size > 3_000_000
+    assert peak < size / 2, f"peak {peak:,} bytes for a page of {size:,}"
