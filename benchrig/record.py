@@ -19,7 +19,12 @@ SETTINGS_KEPT = ("temperature", "max_tokens", "context_size", "think", "in_fligh
                  "temperature_requested", "max_tokens_requested",
                  "context_size_requested", "think_requested")
 EVIDENCE_KEPT = ("context", "tool_use")
-METRICS_LEFT = ("engine",)
+# The figures the views average or show, and why some were refused or partial (judged on
+# all of them first: plausible.credible).
+METRICS_KEPT = ("wall_s", "ttft_ms", "answer_ttft_ms", "tokens_per_s",
+                "tokens_per_s_floored", "prefill_tokens_per_s", "input_tokens",
+                "output_tokens", "thinking_tokens", "cost_usd", "load_time_s", "rejected",
+                "partial")
 # Text fields that repeat over thousands of results: one string object each.
 _NAMES = frozenset({"task", "model", "agent", "driver", "provider", "suite", "result",
                     "task_hash", "finish_reason", "label"})
@@ -106,7 +111,7 @@ def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
     checks = data["checks"]
     return Record(
         **values,
-        metrics=credible({k: v for k, v in metrics.items() if k not in METRICS_LEFT}),
+        metrics=Credible(_kept(credible(metrics), METRICS_KEPT) or {}),
         checks=Checks(checks["passed"], checks["total"],
                       tuple([sys.intern(str(d.get("name", ""))) for d in checks["details"]])),
         settings=_kept(data["settings"], SETTINGS_KEPT) or {},
