@@ -286,19 +286,26 @@ def load_results(paths: list[Path]) -> Loaded:
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while results pile up, then one collection (a
-    refused file's traceback may hold a cycle) and what is left frozen: kept for the whole
-    command and holding no cycles, the records would otherwise be re-walked by every full
-    collection after (the per-file cost rose 47-70 % past 10,000 results)."""
+    """The cyclic garbage collector off while results pile up: they hold no cycles, and each
+    full collection would re-walk all kept so far (with whole files kept, the per-file cost
+    rose 47-70 % past 10,000 results). A command that keeps them to its end may freeze them
+    after (`freeze_loaded`)."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.collect()
-        gc.freeze()
         if was:
             gc.enable()
+
+
+def freeze_loaded() -> None:
+    """For a command that keeps what it loaded until it exits: one collection (a refused
+    file's traceback may hold a cycle), then everything alive moved out of the collector's
+    sight, so the report's own collections never walk the records again. Not for a library
+    caller, whose heap it would freeze too."""
+    gc.collect()
+    gc.freeze()
 
 
 def load_records(paths: list[Path]) -> Records:

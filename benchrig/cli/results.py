@@ -47,11 +47,12 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     files named on stderr; tasks whose file changed between results warned about); none:
     exit 1."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
-    from benchrig.result import load_records
+    from benchrig.result import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
     loaded = load_records(_existing(paths_ or [paths.results_dir()]))
+    freeze_loaded()  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
     results = selected(loaded.records, filters)
