@@ -126,8 +126,9 @@ def to_json(record: Record) -> Json:
     data["metrics"] = dict(record.metrics)
     data["checks"] = {"passed": record.checks.passed, "total": record.checks.total,
                       "details": [{"name": n} for n in record.checks.names]}
-    data["settings"] = dict(record.settings or {})
-    data["evidence"] = dict(record.evidence or {})
+    data["settings"] = dict(record.settings)
+    if record.evidence is not None:  # a file without evidence has no key
+        data["evidence"] = dict(record.evidence)
     return data
 
 

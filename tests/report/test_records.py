@@ -61,6 +61,9 @@ def test_a_record_goes_to_json_and_back_unchanged() -> None:
     assert record.settings["temperature"] == 0.7
     assert record["model"] == "alpha" and record.get("nothing") is None  # read by key too
     assert as_records([record, r]) == [record, record]
+    bare = attempt("alpha", "t2", "pass")
+    bare.pop("evidence", None)
+    assert from_json(to_json(from_json(bare))) == from_json(bare)  # no evidence stays none
 
 
 def test_a_drilldown_rereads_its_file_and_never_follows_what_replaced_it(
