@@ -8,7 +8,20 @@ from typing import Any, TypeVar
 
 Result = Mapping[str, Any]
 R = TypeVar("R", bound=Mapping[str, Any])  # a result file's dict, or a record.Record
-AttemptKey = tuple[str, str, str, str | None, int]  # task, model, agent, provider, run index
+AttemptKey = tuple[str, str, str, str | None, int]  # unit, model, agent, provider, run index
+SAMPLE_MARK = "#"  # between a dataset task's id and its sample's id in a unit
+
+
+def unit_of(task: str, sample_id: str | None) -> str:
+    """What is scored once per run: a task, or one sample of a dataset task (`task#id`)."""
+    return task if sample_id is None else f"{task}{SAMPLE_MARK}{sample_id}"
+
+
+def unit(result: Mapping[str, Any]) -> str:
+    """A result's unit (unit_of): every grouping by problem (attempts, runs, pass@k, pairs,
+    intervals) keys on it, so the samples of one task are never pooled as one problem."""
+    sample = result.get("sample_id")
+    return unit_of(str(result["task"]), sample if isinstance(sample, str) else None)
 
 
 def _start(result: Result) -> tuple[str, str]:
@@ -27,7 +40,7 @@ def by_attempt(results: Iterable[R]) -> dict[AttemptKey, list[R]]:
     unnumbered: dict[tuple[str, str, str, str | None], list[R]] = {}
     attempts: dict[AttemptKey, list[R]] = {}
     for result in results:
-        who = (result["task"], result["model"], result["agent"], result["provider"])
+        who = (unit(result), result["model"], result["agent"], result["provider"])
         run = _numbered(result)
         if run is None:
             unnumbered.setdefault(who, []).append(result)
@@ -57,8 +70,8 @@ def run_order(results: list[R]) -> list[R]:
 
 def errored(results: Iterable[Result], tasks: set[str], models: set[str], agent: str,
             provider: str | None) -> list[tuple[str, str, int]]:
-    """(task, model, run) of the attempts of these tasks and models, run by `agent` with
-    `provider`, whose latest result is an error, in a stable order (model, task, run)."""
+    """(unit, model, run) of the attempts of these tasks and models, run by `agent` with
+    `provider`, whose latest result is an error, in a stable order (model, unit, run)."""
     mine = [r for r in results if r["task"] in tasks and r["model"] in models
             and r["agent"] == agent and r["provider"] == provider]
     return sorted(((task, model, run) for (task, model, _, _, run), group

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from benchrig.core.errors import UsageError
-from benchrig.suites import ANSWER_SCORED, SUITES
+from benchrig.suites import ANSWER_SCORED, SUITES, find_suite, known_suites
 
 CONFIG_NAME = "benchrig.toml"
 DEFAULT_THINKING_MODELS = ("deepseek-r1", "qwq", "magistral", "qwen3")
@@ -91,8 +91,9 @@ def _parse(path: Path, data: dict[str, Any]) -> Config:
         raise _problem(path, "think", "must be a table of suite = true | false | \"default\"")
     think = dict(DEFAULT_THINK)
     for suite, value in table.items():
-        if suite not in SUITES:
-            raise _problem(path, f"think.{suite}", f"unknown suite; suites: {', '.join(SUITES)}")
+        if suite not in SUITES and find_suite(suite) is None:  # a plugin's suite is one too
+            raise _problem(path, f"think.{suite}",
+                           f"unknown suite; suites: {', '.join(known_suites())}")
         if value == MODEL_DEFAULT:
             think[suite] = None
         elif isinstance(value, bool):

@@ -24,10 +24,10 @@ EVIDENCE_KEPT = ("context", "tool_use")
 METRICS_KEPT = ("wall_s", "ttft_ms", "answer_ttft_ms", "tokens_per_s",
                 "tokens_per_s_floored", "prefill_tokens_per_s", "input_tokens",
                 "output_tokens", "thinking_tokens", "cost_usd", "load_time_s", "rejected",
-                "partial")
+                "partial", "disagreement")
 # Text fields that repeat over thousands of results: one string object each.
 _NAMES = frozenset({"task", "model", "agent", "driver", "provider", "suite", "result",
-                    "task_hash", "finish_reason", "label"})
+                    "task_hash", "finish_reason", "label", "sample_id"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,7 @@ class Record(Mapping[str, Any]):
     truncated_thinking: bool | None = None
     evidence: Mapping[str, Any] | None = None  # EVIDENCE_KEPT only
     transcript_file: str | None = None
+    sample_id: str | None = None  # a dataset task's sample (issue 25)
     path: Path | None = None  # the file it was read from: a whole attempt is re-read there
 
     # Read by key for the modules outside report/ that take a result as a mapping

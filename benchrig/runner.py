@@ -4,27 +4,23 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
 from benchrig.checks import load_checks
-from benchrig.checks.guard import CheckTimeout
-from benchrig.checks.judge import judge, unjudged
+from benchrig.checks.judge import unjudged
 from benchrig.config import Config
-from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError
 from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
-from benchrig.core.tools import is_tool_case
 from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
-from benchrig.drivers.base import Driver, DriverRequest, Progress
+from benchrig.drivers.base import Driver, DriverRequest, Progress, SilentProgress
 from benchrig.environment import environment
 from benchrig.execute import AttemptSpec, Slot
 from benchrig.jsonsafe import json_safe
@@ -40,6 +36,8 @@ from benchrig.result import (
     write_atomic,
 )
 from benchrig.sandbox import SandboxPool
+from benchrig.suites import get_suite
+from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
 
 DEFAULT_MAX_TOKENS = 1024
@@ -203,6 +201,8 @@ def _result(task: TaskSpec, model: str, agent: str, driver: str, provider: str |
         "error": ({"kind": error.kind, "message": error.message, "phase": error.phase}
                   if error else None),
         "task_hash": task.task_hash,
+        **({"sample_id": task.sample_id, "row_hash": task.row_hash}
+           if task.sample_id is not None else {}),
         "benchrig_version": __version__,
         "environment": environment(dict(output.runtime) if output else {"name": driver}),
         "isolation": verdict.isolation if verdict else None,
@@ -228,59 +228,6 @@ def _transcript(request: DriverRequest, output: DriverOutput | None) -> list[dic
 def _write_transcript(path: Path, lines: list[dict[str, Any]]) -> None:
     write_atomic(path, "".join(json.dumps(json_safe(line), ensure_ascii=False, allow_nan=False)
                                + "\n" for line in lines))
-
-
-def _as_run(settings: Settings, output: DriverOutput) -> Settings:
-    """The settings with the token budget the driver really used (it may cap it to the room
-    the context leaves), so a truncation note names the real limit."""
-    cap = output.effective.get("max_tokens")
-    if isinstance(cap, int) and not isinstance(cap, bool) and cap != settings.max_tokens:
-        return replace(settings, max_tokens=cap)
-    return settings
-
-
-def _driven(driver: Driver, request: DriverRequest, task: TaskSpec
-            ) -> tuple[DriverOutput | None, DriverError | None]:
-    """The driver's output, or the error it ended in (with the phase it was spending in).
-    A tool case is a conversation of planned turns (benchrig.conversation)."""
-    deadline = request.deadline
-    try:
-        if is_tool_case(task.frontmatter):  # imported here: most runs hold no tool case
-            from benchrig.conversation import converse
-
-            return converse(driver, request, task), None
-        return driver.run(request), None
-    except DriverError as exc:
-        if exc.phase is None:  # the phase the driver was spending in when it failed
-            exc.phase = deadline.phase
-        return None, exc
-    except Exception as exc:  # a driver bug on strange input: BenchRig is broken, lose nothing
-        return None, DriverError("harness", f"the {driver.name} driver failed: "
-                                 f"{type_name(exc)}: {printable(str(exc))}",
-                                 phase=deadline.phase)
-
-
-def _judged(task: TaskSpec, output: DriverOutput, settings: Settings, deadline: Deadline,
-            sandboxes: SandboxPool | None, progress: Progress | None
-            ) -> tuple[Verdict | None, DriverError | None, float]:
-    """The check's verdict on `output`, or the error checking ended in; and how long
-    checking took. A check that cannot read the model's text has already failed (checks.
-    guard); one that runs past the attempt's deadline is a timeout (the model's doing, as a
-    driver's timeout is); anything else is BenchRig's fault (harness)."""
-    if progress:
-        progress.phase("checking")
-    began = time.perf_counter()
-    verdict, error = None, None
-    try:
-        deadline.spend("checking")
-        verdict = judge(task, output.transcript, _as_run(settings, output),
-                        CheckContext(deadline, sandboxes))
-    except CheckTimeout as exc:
-        error = DriverError("timeout", str(exc), phase="checking")
-    except Exception as exc:  # BenchRig is broken: record it, lose nothing
-        error = DriverError("harness", f"checking failed: {type_name(exc)}: "
-                            f"{printable(str(exc))}", phase="checking")
-    return verdict, error, round(time.perf_counter() - began, 6)
 
 
 # task, model, agent, driver, provider, settings, started, ended
@@ -327,21 +274,20 @@ def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
     # the attempt's one deadline: the driver's phases and the checking all spend from it
     deadline = Deadline(settings.timeout_s)
     request = DriverRequest(task.view(), messages, model, provider, settings,
-                            **({"progress": progress} if progress else {}),
+                            progress or SilentProgress(),
                             hidden_paths=(results_dir, *task.folders), pass_env=pass_env,
                             deadline=deadline)
     started = utc_now()
-    verdict, check_s = None, None
-    if task.suite == "context":  # every window of the scenario, each judged (context_run)
-        from benchrig.context_run import context_attempt  # only the context suite needs it
-
-        settings, output, error, verdict = context_attempt(task, driver, request)
-    else:
-        output, error = _driven(driver, request, task)
-    ended = utc_now()
-    if output is not None and task.suite != "context":
-        verdict, error, check_s = _judged(task, output, settings, deadline, sandboxes,
-                                          progress)
+    # the task's suite shapes the attempt: one answer, a conversation, a window ladder, …
+    try:
+        done = get_suite(task.suite).attempt(AttemptInput(task, driver, request, sandboxes,
+                                                          progress))
+    except Exception as exc:  # a suite's bug: BenchRig is broken, this attempt says so
+        done = Outcome(settings, None, DriverError(
+            "harness", f"the {task.suite} suite failed: {type_name(exc)}: "
+            f"{printable(str(exc))}", phase=deadline.phase), None, None, utc_now())
+    settings, output, error, verdict = done.settings, done.output, done.error, done.verdict
+    check_s, ended = done.check_s, done.ended
     if output is None and error is not None:
         output = error.partial  # what was measured before it failed: recorded, never checked
     head: Head = (task, model, agent or driver.name, driver.name, provider, settings, started,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import hashlib
 import re
@@ -18,10 +17,12 @@ from frontmatter.default_handlers import YAMLHandler
 from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TaskSpec
-from benchrig.needle import filler_problems
 from benchrig.paths import tasks_dir
 from benchrig.result import Unreadable, read_regular
+from benchrig.samples import FILLED, expand, stand_in
+from benchrig.samples import test_names_of as test_names_of  # its old home: bench/ imports it
 from benchrig.schemas import problems as schema_problems
+from benchrig.suites import find_suite, unregistered
 
 TEST_SUFFIX = ".test.py"
 TASK_FILE_CAP = 16 << 20  # bytes of a task file or its tests (the context filler is the largest)
@@ -112,16 +113,6 @@ def _title(body: str, fallback: str) -> str:
     return fallback
 
 
-def test_names_of(source: str) -> tuple[str, ...]:
-    """The top-level `test_*` functions of a test module, in file order (one check each)."""
-    tree = ast.parse(source)
-    return tuple(
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
-    )
-
-
 def _load_tests(path: Path, label: str, problems: list[str]) -> tuple[str | None, tuple[str, ...]]:
     test_path = path.with_name(path.name.removesuffix(".md") + TEST_SUFFIX)
     if not test_path.is_file():
@@ -174,7 +165,18 @@ def _base60(text: str) -> int:
 
 
 def load_task(path: Path) -> TaskSpec:
-    """Parse and validate one task file; raise TaskError naming the file and field."""
+    """Parse and validate one task file (a dataset task: every row too); raise TaskError
+    naming the file and field. A dataset task comes back as its template, unfilled."""
+    return _load(path)[0]
+
+
+def load_samples(path: Path) -> list[TaskSpec]:
+    """What a task file runs as: itself, or (a dataset task) one TaskSpec per row."""
+    task, samples = _load(path)
+    return samples if task.dataset_path is not None else [task]
+
+
+def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
     label = str(path)
     if not path.exists():  # anything else there is read_regular's to refuse, saying why
         raise TaskError([f"{label}: file not found"])
@@ -200,10 +202,19 @@ def load_task(path: Path) -> TaskSpec:
     meta = _plain(dict(post.metadata))
     if not meta:
         raise TaskError([f"{label}: frontmatter: missing (the file must start with a --- block)"])
-    problems = [f"{label}: {p}" for p in _readable(schema_problems("task", meta), meta,
+    dataset = "dataset" in meta
+    # a dataset task's filled keys are templates: the schema checks them filled, per row
+    unfilled = {k: stand_in(v) if k in FILLED else v for k, v in meta.items()} if dataset \
+        else meta
+    problems = [f"{label}: {p}" for p in _readable(schema_problems("task", unfilled), meta,
                                                    raw.decode("utf-8"))]
-    if not problems:
-        problems = [f"{label}: {p}" for p in check_problems(meta)]
+    name = meta.get("suite")
+    suite = find_suite(name) if isinstance(name, str) else None
+    if not problems:  # an unknown suite alone: what else is required depends on it
+        # a dataset task's check is checked filled, per row
+        problems = [f"{label}: {p}" for p in (
+            [unregistered(str(name))] if suite is None else
+            [] if dataset else check_problems(meta))]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")
@@ -214,12 +225,10 @@ def load_task(path: Path) -> TaskSpec:
     test_names: tuple[str, ...] = ()
     check_type = (meta.get("check") or {}).get("type") if isinstance(meta.get("check"), dict) \
         else None
-    if meta.get("suite") == "coding" and check_type not in (None, "tests"):
-        problems.append(f"{label}: check.type: coding tasks are checked by their tests "
-                        f"({stem}{TEST_SUFFIX}), not by {check_type!r}")
-    if meta.get("suite") == "context" and body:  # the body is the filler, not a prompt
-        problems.extend(f"{label}: {p}" for p in filler_problems(body))
-    if meta.get("suite") == "coding" or check_type == "tests":
+    if suite is not None:  # the suite's own rules for its fields
+        problems.extend(f"{label}: {p}" for p in suite.validate(meta, body))
+    if ((suite is not None and suite.hidden_tests) or check_type == "tests") and \
+            not {"row_tests", "row_tests_file"} & set(meta):
         test_source, test_names = _load_tests(path, label, problems)
     if problems:
         raise TaskError(problems)
@@ -228,7 +237,7 @@ def load_task(path: Path) -> TaskSpec:
         digest.update(test_source.encode("utf-8"))
     entry = meta.get("entry_point", ())
     check = dict(meta.get("check") or ({"type": "tests"} if test_source else {}))
-    return TaskSpec(
+    task = TaskSpec(
         id=meta["id"],
         suite=meta["suite"],
         language=meta["language"],
@@ -251,6 +260,12 @@ def load_task(path: Path) -> TaskSpec:
         test_names=test_names,
         frontmatter=MappingProxyType(meta),
     )
+    if not dataset:
+        return task, []
+    task, samples, problems = expand(task, meta)
+    if problems:
+        raise TaskError(problems)
+    return task, samples
 
 
 def task_paths(selectors: Iterable[str] = (), base: Path | None = None) -> list[Path]:
@@ -270,12 +285,13 @@ def task_paths(selectors: Iterable[str] = (), base: Path | None = None) -> list[
 
 
 def load_tasks(paths: Iterable[Path]) -> list[TaskSpec]:
-    """Load every task or raise one TaskError listing the problems of all of them."""
+    """Load every task (a dataset task: its samples) or raise one TaskError listing the
+    problems of all of them."""
     tasks: list[TaskSpec] = []
     problems: list[str] = []
     for path in paths:
         try:
-            tasks.append(load_task(path))
+            tasks.extend(load_samples(path))
         except TaskError as exc:
             problems.extend(exc.problems)
     if problems:

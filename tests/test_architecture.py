@@ -11,16 +11,21 @@ PACKAGE = ROOT / "benchrig"
 # docs/architecture.md#layers, bottom first. A module may import its own layer and below.
 LAYERS: list[tuple[str, ...]] = [
     ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking",
-     "benchrig.streams", "benchrig.trusted", "benchrig.paths", "benchrig.suites",
+     "benchrig.streams", "benchrig.trusted", "benchrig.paths",
      "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment"),
     ("benchrig.core",),
-    ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.record", "benchrig.config",
+    # the Suite contract and the lookup by name; the built-in suites and their attempt
+    # shapes sit with the runner (the lookup loads them by name, never imports them)
+    ("benchrig.suites",),
+    ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.record",
+     "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
-     "benchrig.needle", "benchrig.gateway"),
+     "benchrig.needle", "benchrig.gateway", "benchrig.dataset"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
-    ("benchrig.spec", "benchrig.execute"),
+    ("benchrig.spec", "benchrig.samples", "benchrig.execute"),
     ("benchrig.context_run",),
-    ("benchrig.runner", "benchrig.conversation", "benchrig.remote"),
+    ("benchrig.runner", "benchrig.conversation", "benchrig.remote", "benchrig.suites.builtin",
+     "benchrig.suites.shapes"),
     ("benchrig.packs",),
     ("benchrig.cli",),
 ]

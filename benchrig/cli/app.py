@@ -137,7 +137,7 @@ def _options(version: Annotated[bool, Option("--version", callback=_version,
 # benchrig.report.FORMATS, spelled out so `--format` is a choice without importing the
 # report for every command (tests/e2e/test_front_door.py checks that they agree).
 Format = Literal["table", "markdown", "csv", "json"]
-View = Literal["model", "task"]
+View = Literal["model", "task", "sample"]
 CompareFormat = Literal["table", "json"]
 ExecutorName = Literal["local", "ray"]
 
@@ -152,9 +152,11 @@ def _tasks(selectors: list[str]) -> list[TaskSpec]:
 
 def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
     from benchrig.packs.select import load_selection
-    from benchrig.suites import OPT_IN, SUITES
+    from benchrig.suites import SUITES, get_suite, known_suites
 
-    tasks = load_selection(selectors, suites, SUITES)
+    # the installed packages are read only when a name is not a built-in suite's
+    tasks = load_selection(selectors, suites, SUITES if set(suites) <= set(SUITES)
+                           else known_suites())
     if not suites and not selectors:  # an opt-in suite (tool_use) runs only when named
-        tasks = [t for t in tasks if t.suite not in OPT_IN]
+        tasks = [t for t in tasks if not get_suite(t.suite).opt_in]
     return tasks

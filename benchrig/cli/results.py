@@ -87,8 +87,9 @@ def summary(
     table_only: Annotated[bool, Option("--table-only",
         help="Only the per-model table, without the scorecards.")] = False,
     by: Annotated[View, Option("--by",
-        help="model (the per-model table and scorecards) or task (a task × model table of "
-             "pass counts).")] = "model",
+        help="model (the per-model table and scorecards), task (a task × model table of "
+             "pass counts) or sample (the same, each sample of a dataset task a row)."
+        )] = "model",
     per_attempt: Annotated[bool, Option("--per-attempt",
         help="With --format csv: one row per attempt instead of per model.")] = False,
     model: Models = None, suite: Suites = None, label: Labels = None, since: Since = None,

@@ -112,11 +112,15 @@ def run(
              "for the run).")
                            ] = None,
     limit: Annotated[int | None, Option("--limit", metavar="N", min=1,
-        help="Only the first N tasks of the selection (after --sample). [default: every "
-             "task]")] = None,
+        help="Only the first N tasks of the selection (after --sample; each sample of a "
+             "dataset task counts as one). [default: every task]")] = None,
     sample: Annotated[int | None, Option("--sample", metavar="N", min=1,
         help="N tasks of the selection drawn at random with --seed (the same seed draws the "
-             "same tasks). [default: every task]")] = None,
+             "same tasks; each sample of a dataset task counts as one). [default: every "
+             "task]")] = None,
+    sample_id: Annotated[list[str] | None, Option("--sample-id", metavar="ID",
+        help="Only this sample of the dataset tasks selected (repeatable; before --sample "
+             "and --limit). [default: every sample]")] = None,
     dry_run: Annotated[bool, Option("--dry-run",
         help="Print the plan (attempts per model, lanes, an ETA from past results of the "
              "same task, model and driver in the results folder) and run nothing.")
@@ -139,13 +143,13 @@ def run(
     per-model, per-agent table."""
     from benchrig import sandbox
     from benchrig.config import load_config
-    from benchrig.execute.plan import repeats, sized
+    from benchrig.execute.plan import picked, repeats, sized
 
     out_dir = results_dir or paths.results_dir()
     agents = list(dict.fromkeys(driver or ["llamacpp"]))
     chosen, engines, confinement = _selected(tasks or [], [*(suite or []), *(pack or [])],
                                              out_dir, agents, require_isolation)
-    chosen = sized(chosen, limit, sample, seed)
+    chosen = sized(picked(chosen, sample_id or []), limit, sample, seed)
     models = model or ["smollm2"]
     given = _providers(agents, provider or [], models)
     # per agent: a runtime's greedy repeats are sampled, an agent's are not
@@ -295,6 +299,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
     """The plan's attempts run by the executor (see benchrig/execute), each verdict line
     printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
     of how far it got and how to resume, exit 130."""
+    from benchrig.attempts import unit_of
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
     from benchrig.runner import Produced, UnrecordedAttempt, perform, record
@@ -337,7 +342,8 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
                     return
                 r = attempt.result
                 bar.advance(r["result"])
-                echo(verdict_line(spec.task.id, spec.model, spec.agent, r, str(attempt.path)))
+                echo(verdict_line(unit_of(spec.task.id, spec.task.sample_id), spec.model,
+                                  spec.agent, r, str(attempt.path)))
                 results.append(r)
                 if r["result"] == "error" and not counts_against_model(r):
                     errors += 1
@@ -345,7 +351,8 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
                         raise TooManyErrors
 
             def watch(spec: AttemptSpec) -> AttemptLine:
-                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {spec.task.id} · "
+                shown = printable(unit_of(spec.task.id, spec.task.sample_id))
+                return bar.attempt(f"[{spec.index + 1}/{len(specs)}] {shown} · "
                                    f"{printable(spec.model)} · {printable(spec.agent)}")
 
             try:
@@ -440,12 +447,13 @@ def verdict_line(task: str, model: str, driver: str, r: dict[str, Any], path: st
 def _errored(chosen: list[TaskSpec], models: list[str], driver: str, provider: str | None,
              out_dir: Path) -> list[tuple[TaskSpec, str, int]]:
     """(task, model, run index) of each attempt whose latest result in `out_dir` is an error."""
-    from benchrig.attempts import errored
+    from benchrig.attempts import errored, unit_of
     from benchrig.result import load_results
 
-    by_id = {task.id: task for task in chosen}
-    keys = errored(load_results([out_dir]).results, set(by_id), set(models), driver, provider)
-    return [(by_id[task], model, run) for task, model, run in keys]
+    by_unit = {unit_of(task.id, task.sample_id): task for task in chosen}
+    keys = errored(load_results([out_dir]).results, {t.id for t in chosen}, set(models),
+                   driver, provider)
+    return [(by_unit[key], model, run) for key, model, run in keys if key in by_unit]
 
 
 def _require(note: str | None, required: bool) -> None:

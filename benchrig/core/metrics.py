@@ -8,6 +8,12 @@ from typing import Any, Literal
 TokenSource = Literal["server", "counted", "estimated"]
 
 
+def reported_source(agent: str) -> str:
+    """Where an agent's own figures (`reported_*`) were read, one wording for every path: its
+    own output (event stream, chat history or trajectory file), which it or a tool wrote."""
+    return f"{agent}'s own output"
+
+
 @dataclass(frozen=True)
 class Metrics:
     """Figures of one attempt; None means unknown, never zero by default."""

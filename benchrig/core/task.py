@@ -35,6 +35,10 @@ class TaskSpec:
     test_source: str | None = None
     test_names: tuple[str, ...] = ()
     frontmatter: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    # A dataset task's sample: its row's id and hash, and the dataset file (hidden too).
+    sample_id: str | None = None
+    row_hash: str | None = None
+    dataset_path: Path | None = None
 
     @property
     def check_type(self) -> str | None:
@@ -43,9 +47,10 @@ class TaskSpec:
 
     @property
     def folders(self) -> tuple[Path, ...]:
-        """Where the task file and its hidden tests live (an agent must not see them): the
-        folder that names each, and, for a file that is a symbolic link, its real folder."""
-        files = [p for p in (self.path, self.test_path) if p is not None]
+        """Where the task file, its hidden tests and its dataset live (an agent must not see
+        them): the folder that names each, and, for a file that is a symbolic link, its real
+        folder."""
+        files = [p for p in (self.path, self.test_path, self.dataset_path) if p is not None]
         found = [*(p.parent for p in files), *(p.resolve().parent for p in files)]
         return tuple(dict.fromkeys(found))
 

@@ -8,12 +8,12 @@ import json
 import os
 import signal
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import DriverError, ErrorKind
-from benchrig.core.metrics import TokenSource
+from benchrig.core.metrics import TokenSource, reported_source
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
 from benchrig.drivers.agent_process import (
@@ -66,6 +66,8 @@ class AgentRun:
     engine: dict[str, Any] = field(default_factory=dict)
     rejected: dict[str, str] = field(default_factory=dict)  # figure → why it is unknown
     partial: dict[str, str] = field(default_factory=dict)  # figure → why it is a lower bound
+    # the agent's own figures set aside (agent_clis.keep_reported): metrics.reported_*
+    reported: dict[str, Any] = field(default_factory=dict)
     tools_began_s: float | None = None  # the model's first tool began: figures stop here
     decode_end_s: float | None = None  # the last figure counted arrived: the decode span ends
 
@@ -276,6 +278,12 @@ def _partial(run: AgentRun) -> dict[str, str]:
             "model's first tool ran (a tool can write forged events into the agent's output)"}
 
 
+def reported_figures(run: AgentRun, agent: str) -> dict[str, Any]:
+    """The agent's own figures the parser set aside, with where they were read (`source`):
+    metrics.reported_*, the one place every path keeps them; {} when none were set aside."""
+    return {**run.reported, "source": reported_source(agent)} if run.reported else {}
+
+
 def _output(request: DriverRequest, agent: str, launch: Launch, log: EventLog, run: AgentRun,
             finished: Finished, solution: tuple[str | None, str],
             load_time_s: float | None) -> DriverOutput:
@@ -302,6 +310,7 @@ def _output(request: DriverRequest, agent: str, launch: Launch, log: EventLog, r
         rejected=run.rejected, partial=_partial(run),
         # partial output: the decode rate over the span it covers, not the whole run
         decode_end_s=run.decode_end_s if "output_tokens" in run.partial else None)
+    metrics = replace(metrics, reported=reported_figures(run, agent))
     # no received_bytes: an agent's reasoning may be hidden
     transcript = Transcript(answer=run.answer, finish_reason=run.finish_reason,
                             tool_calls=tuple(run.tool_calls),

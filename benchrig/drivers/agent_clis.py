@@ -28,7 +28,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SHORT_PROMPT = ("You are a coding agent working in the current folder. Use the tools to write "
                 "and edit files there. When the work is done, reply with one short sentence.")
 FIGURES_SOURCE = ("none of record yet: the model gateway measures them; the agent's own "
-                  "figures are kept as engine.reported_*")
+                  "figures are kept as reported_*")
 CHARS_PER_TOKEN = 4  # the task's share of the first request, estimated
 
 
@@ -170,17 +170,17 @@ def settled(run: AgentRun, metered: bool) -> AgentRun:
 
 
 def keep_reported(run: AgentRun) -> AgentRun:
-    """The agent's own token and cost figures moved to engine.reported_*: a tool the model
-    runs can print them, so none is a figure of record (the gateway's are)."""
-    run.engine.update({
-        "reported_input_tokens": run.input_tokens, "reported_output_tokens": run.output_tokens,
-        "reported_cost_usd": run.cost_usd, "reported_cost_source": run.cost_source})
+    """The agent's own token and cost figures moved aside, to metrics.reported_* (where the
+    gateway keeps them too): a tool the model runs can print them, so none is a figure of
+    record (the gateway's are)."""
+    run.reported = {"input_tokens": run.input_tokens, "output_tokens": run.output_tokens,
+                    "cost_usd": run.cost_usd, "cost_source": run.cost_source}
     run.input_tokens = run.output_tokens = None
     run.input_source = run.output_source = None
     run.cost_usd, run.cost_source = None, FIGURES_SOURCE
     for name in ("input_tokens", "output_tokens", "cost_usd"):  # none left to be partial
         run.partial.pop(name, None)
     if run.rejected:  # nothing of the agent's is offered as a figure, so none is refused
-        run.engine["reported_unreadable"] = dict(run.rejected)
+        run.engine["agent_figures_unreadable"] = dict(run.rejected)
         run.rejected.clear()
     return run

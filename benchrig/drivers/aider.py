@@ -115,6 +115,7 @@ class AiderParser(StreamParser):
 class AiderDriver:
     name = "aider"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         preflight_provider(self.name, provider, local_ok=True)

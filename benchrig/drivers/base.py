@@ -13,7 +13,8 @@ from benchrig.core.settings import Settings
 from benchrig.core.task import TaskView
 from benchrig.core.transcript import DriverOutput
 
-__all__ = ["Driver", "DriverKind", "DriverRequest", "Progress", "SilentProgress"]
+__all__ = ["CAPABILITIES", "Driver", "DriverKind", "DriverRequest", "Progress",
+           "SilentProgress", "capable"]
 
 DriverKind = Literal["runtime", "agent", "replay"]
 
@@ -52,14 +53,32 @@ class DriverRequest:
     # phase spends from it (`deadline.spend(phase)`, `deadline.left()`), none gets a fresh
     # timeout_s. Made here when the caller gives none.
     deadline: Deadline = None  # type: ignore[assignment]
+    # A window past the model's trained context is an error, not unused room: a context
+    # step would measure positions the model never saw (a driver that can tell refuses it).
+    strict_context: bool = False
 
     def __post_init__(self) -> None:
         if self.deadline is None:
             object.__setattr__(self, "deadline", Deadline(self.settings.timeout_s))
 
 
+# What a driver may declare as a class attribute set to True (absent: False); the plan and
+# the suites ask these, never a driver's name. `tool_turn` (a method) is the tools capability.
+CAPABILITIES = (
+    "in_process",  # runs the model inside BenchRig's process: one model loaded at a time
+    "local_agent",  # an agent that can run against the embedded model, served to it by
+                    # BenchRig's model gateway (its provider defaults to `local` there)
+)
+
+
+def capable(driver: object, capability: str) -> bool:
+    """Whether `driver` declares `capability` (one of CAPABILITIES)."""
+    return getattr(driver, capability, False) is True
+
+
 class Driver(Protocol):
-    """A registered way to run a model or an agent."""
+    """A registered way to run a model or an agent. Besides these, a driver declares its
+    capabilities (CAPABILITIES) as class attributes."""
 
     name: str
     kind: DriverKind

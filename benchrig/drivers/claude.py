@@ -219,6 +219,7 @@ class ClaudeParser(StreamParser):
 class ClaudeDriver:
     name = "claude"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         if provider not in OUTPUT_FORMATS and provider != LOCAL:

@@ -140,6 +140,7 @@ class CodexParser(StreamParser):
 class CodexDriver:
     name = "codex"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         from benchrig.drivers.preflight import need_binary

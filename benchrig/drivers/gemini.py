@@ -122,6 +122,7 @@ class GeminiParser(StreamParser):
 class GeminiDriver:
     name = "gemini"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         preflight_provider(self.name, provider, local_ok=True)

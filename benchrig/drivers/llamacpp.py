@@ -274,6 +274,7 @@ class LlamaCppDriver:
     kind = "runtime"
     # A new n_ctx rebuilds the model: the context suite warms each window up, untimed.
     reloads_on_context_change = True
+    in_process = True  # the model runs in this process: one loaded at a time
 
     def token_counter(self, request: DriverRequest) -> TokenCounter:
         """The model's own tokenizer over the whole prompt, chat template included (the
@@ -306,7 +307,7 @@ class LlamaCppDriver:
         # Elsewhere a window past training only leaves unused room; a context step would
         # measure positions the model never saw.
         past = _past_training(llm, request.settings.context_size)
-        if past is not None and request.task.suite == "context":
+        if past is not None and request.strict_context:
             raise past
         return llm, load_s
 

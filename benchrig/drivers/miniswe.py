@@ -94,6 +94,7 @@ class MiniParser(StreamParser):
 class MiniSweDriver:
     name = "miniswe"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         preflight_provider(self.name, provider, local_ok=True)

@@ -186,7 +186,7 @@ class OllamaDriver:
                                 retries=retries, deadline=deadline)
             capabilities = show.get("capabilities")
             trained = trained_context(show)
-            if request.task.suite == "context" and trained and s.context_size > trained:
+            if request.strict_context and trained and s.context_size > trained:
                 raise DriverError("infra", f"Ollama: num_ctx {s.context_size} is past the "
                                   f"model's trained context ({trained}, /api/show "
                                   "model_info <arch>.context_length)")

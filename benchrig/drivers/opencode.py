@@ -143,6 +143,7 @@ def config(where: Endpoint, request: DriverRequest) -> dict[str, Any]:
 class OpencodeDriver:
     name = "opencode"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         preflight_provider(self.name, provider, local_ok=True)

@@ -1,5 +1,6 @@
 """pi (@mariozechner/pi-coding-agent) unattended: `pi --mode json -p`, its JSONL parsed for
-TTFT, usage, cost and stopReason; provider `local` runs it against the embedded model."""
+TTFT, usage, cost and stopReason; provider `local` runs it against the embedded model, and a
+hosted provider whose API is OpenAI's through a gateway session that holds the key."""
 
 from __future__ import annotations
 
@@ -67,6 +68,16 @@ PROVIDER_HOSTS = {
     "openrouter": "https://openrouter.ai", "zai": "https://api.z.ai",
     "mistral": "https://api.mistral.ai",
 }
+# pi's hosted providers whose API the gateway speaks and forwards as OpenAI Chat Completions,
+# with the base URL pi itself uses for them: z.ai's API is Chat Completions; pi reaches
+# OpenAI's by Responses, a front of the gateway. pi is pointed at a gateway session (its
+# built-in models kept: names, windows, its own prices) and given no key; the gateway's
+# upstream back end holds it, from the provider's variable, and meters every call. Anthropic's
+# Messages API is not OpenAI-compatible (the upstream back end speaks Chat Completions only):
+# pi on `anthropic` still talks to it directly, its figures its own.
+GATEWAY_PROVIDERS = {"zai": "https://api.z.ai/api/coding/paas/v4",
+                     "openai": "https://api.openai.com/v1"}
+GATEWAY_KEY = "benchrig-gateway"  # what pi sends the session: a placeholder, not a key
 # pi's own files: its logins, custom providers and settings (~/.pi/agent, or
 # PI_CODING_AGENT_DIR)
 AGENT_FILES = ("auth.json", "models.json", "settings.json")
@@ -227,26 +238,43 @@ def _config(base_url: str, model_id: str, request: DriverRequest) -> dict[str, A
     }}}
 
 
+def _spec(request: DriverRequest) -> GatewaySpec:
+    """The gateway's back end: the provider's API with its key (a hosted provider), else the
+    embedded model or `script:<file>`'s stand-in (`local`)."""
+    provider = request.provider or ""
+    if provider in GATEWAY_PROVIDERS:
+        return GatewaySpec(backend="upstream", model=request.model,
+                           base_url=GATEWAY_PROVIDERS[provider],
+                           api_key_env=PROVIDER_VARIABLES[provider][0])
+    # threads None: the embedded model's default, all cores but one (default_threads)
+    return GatewaySpec.for_local_model(request.model, request.settings.context_size,
+                                       request.settings.threads)
+
+
 @contextmanager
 def local_agent(request: DriverRequest) -> Iterator[LocalAgent]:
-    """A session of its own on the run's gateway (the embedded model, or `script:<file>`'s
-    stand-in), and a private pi home that points at the session's URL; the user's own ~/.pi
-    is never read or changed. The home is gone afterwards, the session closed."""
+    """A session of its own on the run's gateway (`_spec`), and a private pi home that points
+    at the session's URL; the user's own ~/.pi is never read or changed. The home is gone
+    afterwards, the session closed."""
     home = Path(tempfile.mkdtemp(prefix="benchrig-pi-home-", dir=attempts_folder()))
     try:
         request.progress.phase("starting the model gateway")
-        # threads None: the embedded model's default, all cores but one (default_threads)
-        spec = GatewaySpec.for_local_model(request.model, request.settings.context_size,
-                                           request.settings.threads)
-        with gateway_session(spec, label=f"pi {request.task.id}") as session:
+        with gateway_session(_spec(request), label=f"pi {request.task.id}") as session:
             agent_dir = home / ".pi" / "agent"
             agent_dir.mkdir(parents=True)
-            models = _config(session.base_url, session.model, request)
-            (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
-            # pi's default compaction reserve (16384) exceeds a small local context: it would
-            # summarize after every turn
-            (agent_dir / "settings.json").write_text(json.dumps(
-                {"compaction": {"enabled": False}}, indent=2))
+            if request.provider in GATEWAY_PROVIDERS:
+                # the built-in provider routed through the session (pi's docs: "Overriding
+                # Built-in Providers"): its models, compat and prices stay pi's own
+                models = {"providers": {request.provider: {"baseUrl": session.base_url,
+                                                           "apiKey": GATEWAY_KEY}}}
+                (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
+            else:
+                models = _config(session.base_url, session.model, request)
+                (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
+                # pi's default compaction reserve (16384) exceeds a small local context: it
+                # would summarize after every turn
+                (agent_dir / "settings.json").write_text(json.dumps(
+                    {"compaction": {"enabled": False}}, indent=2))
             yield LocalAgent(home, session)
     finally:
         shutil.rmtree(home, ignore_errors=True)
@@ -266,6 +294,7 @@ def needs(host: Mapping[str, str], provider: str | None) -> Needs:
 class PiDriver:
     name = "pi"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         from benchrig.drivers.preflight import need_binary, need_host, need_key
@@ -273,7 +302,10 @@ class PiDriver:
         need_binary("pi", "BENCHRIG_PI_BIN", INSTALL_HINT)
         if provider in PROVIDER_HOSTS:  # a hosted provider: its key, and its host reachable
             login = config_dir(os.environ, "PI_CODING_AGENT_DIR", ".pi/agent") / "auth.json"
-            need_key("pi", provider, PROVIDER_VARIABLES.get(provider, ()), str(login))
+            # through the gateway, the key is the gateway's: from the variable (pi's login
+            # stays pi's, and pi is given no key)
+            need_key("pi", provider, PROVIDER_VARIABLES.get(provider, ()),
+                     None if provider in GATEWAY_PROVIDERS else str(login))
             need_host(PROVIDER_HOSTS[provider], f"pi: provider {provider}")
         if provider == LOCAL and model.startswith(SCHEME):
             if not Path(model[len(SCHEME):]).is_file():
@@ -288,7 +320,7 @@ class PiDriver:
 
     def run(self, request: DriverRequest) -> DriverOutput:
         binary = locate("pi", "BENCHRIG_PI_BIN", INSTALL_HINT)
-        if request.provider != LOCAL:
+        if request.provider != LOCAL and request.provider not in GATEWAY_PROVIDERS:
             return self._drive(request, binary, None)
         with local_agent(request) as local:
             try:
@@ -324,13 +356,14 @@ class PiDriver:
             server = local.session.settings
             runtime["server"] = {"name": server["server"], "backend": server["backend"],
                                  "version": server.get("version")}
-            effective.update({"max_tokens": request.settings.max_tokens,
-                              "context_size": request.settings.context_size,
-                              "threads": server.get("threads"),
-                              "server": server, "compaction": False,
-                              "agent_home": "private temporary folder"})
+            effective.update({"server": server, "agent_home": "private temporary folder"})
+            if request.provider == LOCAL:  # pi's config says these (a hosted model: pi's own)
+                effective.update({"max_tokens": request.settings.max_tokens,
+                                  "context_size": request.settings.context_size,
+                                  "threads": server.get("threads"), "compaction": False})
         return drive(request, agent="pi", argv=[binary, *flags, prompt_text(request)],
                      needs=pi_needs,
-                     parser=PiParser(local is not None), runtime=runtime, effective=effective,
+                     parser=PiParser(request.provider == LOCAL), runtime=runtime,
+                     effective=effective,
                      load_time_s=local.session.load_time_s if local else None)
 

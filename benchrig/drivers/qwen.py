@@ -72,6 +72,7 @@ class QwenParser(ClaudeParser):
 class QwenDriver:
     name = "qwen"
     kind = "agent"
+    local_agent = True  # the gateway serves it the embedded model
 
     def preflight(self, model: str, provider: str | None) -> None:
         preflight_provider(self.name, provider, local_ok=True)

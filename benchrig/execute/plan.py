@@ -2,25 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchrig.core.errors import UsageError
 from benchrig.core.settings import Settings, for_local_agent
 from benchrig.core.task import TaskSpec
+from benchrig.drivers.base import capable
 from benchrig.execute.base import AttemptSpec
 from benchrig.local.model import KNOWN_MODELS
+from benchrig.suites import SUITES, get_suite
 from benchrig.textsafe import printable
 
-# Suites whose figures are timings of the machine itself: nothing else may share it.
-EXCLUSIVE_SUITES = ("speed", "context")
-# Drivers that run the model inside BenchRig's own process (one model loaded at a time).
-IN_PROCESS_DRIVERS = ("llamacpp",)
 LOCAL_PROVIDER = "local"  # an agent against the embedded model, served by BenchRig
 EMBEDDED_LANE = "embedded model"
-# Agents that can run against the embedded model (BenchRig serves it to them through the
-# model gateway: OpenAI chat, and its Messages, Responses and Gemini fronts).
-LOCAL_AGENTS = ("pi", "opencode", "qwen", "aider", "miniswe", "gemini", "claude", "codex")
+
+
+@functools.cache  # a driver's class declares it: ask once per process
+def _can(driver: str, capability: str) -> bool:
+    """Whether the driver registered as `driver` declares `capability` (drivers.base
+    CAPABILITIES); an unknown name declares none (it is refused where it is looked up)."""
+    from benchrig.drivers import get_driver
+
+    try:
+        return capable(get_driver(driver), capability)
+    except UsageError:
+        return False
 
 
 def embedded(model: str) -> bool:
@@ -31,7 +40,8 @@ def embedded(model: str) -> bool:
 def default_provider(driver: str, provider: str | None, models: list[str]) -> str | None:
     """The provider when none is given: `local` for an agent that can use the embedded model
     when every model is one (`scripts/run.sh lru-cache smollm2` runs pi on it), else none."""
-    if provider is None and driver in LOCAL_AGENTS and models and all(map(embedded, models)):
+    if provider is None and models and all(map(embedded, models)) and \
+            _can(driver, "local_agent"):
         return LOCAL_PROVIDER
     return provider
 
@@ -41,8 +51,6 @@ def providers(drivers: Sequence[str], given: Sequence[str], models: list[str],
     """Each --driver's provider from the --provider values: `NAME=VALUE` (NAME one of the
     --driver names) is that driver's; a value without such a prefix is every other driver's
     (at most one); a driver left without either gets default_provider's."""
-    from benchrig.core.errors import UsageError
-
     paired: dict[str, str] = {}
     shared: list[str] = []
     for value in given:
@@ -75,7 +83,7 @@ def ordered(plans: dict[str, list[tuple[TaskSpec, str, int]]], models: Sequence[
 def lane(driver: str, provider: str | None) -> str | None:
     """The lane an attempt runs in: every attempt on the embedded model (in process, or an
     agent served by it) shares one, so two never share the CPU; others run freely."""
-    return EMBEDDED_LANE if driver in IN_PROCESS_DRIVERS or provider == LOCAL_PROVIDER else None
+    return EMBEDDED_LANE if provider == LOCAL_PROVIDER or _can(driver, "in_process") else None
 
 
 def attempt_specs(keys: Iterable[tuple[TaskSpec, str, int]], driver: str, agent: str,
@@ -84,11 +92,17 @@ def attempt_specs(keys: Iterable[tuple[TaskSpec, str, int]], driver: str, agent:
                   label: str | None = None, jobs: int = 1) -> list[AttemptSpec]:
     """The plan's (task, model, run index) keys as attempt descriptions, in their order."""
     where = lane(driver, provider)
-    if driver in LOCAL_AGENTS and provider == LOCAL_PROVIDER:
+    if provider == LOCAL_PROVIDER and _can(driver, "local_agent"):
         settings = _widened(settings)
+    keys = list(keys)
+    for task, _, _ in keys:
+        if get_suite(task.suite).embedded_only and where != EMBEDDED_LANE:
+            raise UsageError(f"{task.id}: the {task.suite} suite measures the embedded model: "
+                             f"it runs on an in-process driver or an agent with provider "
+                             f"{LOCAL_PROVIDER}, not on {printable(driver)}")
     return [AttemptSpec(index, task, model, driver, agent, provider,
                         settings(task, model, run), run, results_dir, pass_env, label, jobs,
-                        where, task.suite in EXCLUSIVE_SUITES)
+                        where, get_suite(task.suite).exclusive)
             for index, (task, model, run) in enumerate(keys)]
 
 
@@ -107,7 +121,7 @@ def repeats(tasks: Iterable[TaskSpec], runs: int, kind: str, temperature: float 
         return {}
     chosen: dict[str, str] = {}
     for task in tasks:
-        if task.suite in EXCLUSIVE_SUITES:  # their repeats measure the machine's timings
+        if get_suite(task.suite).exclusive:  # their repeats measure the machine's timings
             continue
         if temperature is None and task.temperature:
             continue
@@ -117,6 +131,20 @@ def repeats(tasks: Iterable[TaskSpec], runs: int, kind: str, temperature: float 
         else:
             chosen[task.id] = "sampled"
     return chosen
+
+
+def picked(tasks: list[TaskSpec], sample_ids: list[str]) -> list[TaskSpec]:
+    """The samples named by --sample-id (all tasks when none is named); UsageError naming an
+    id that no sample of the selection has."""
+    if not sample_ids:
+        return tasks
+    wanted = set(sample_ids)
+    kept = [task for task in tasks if task.sample_id in wanted]
+    unknown = [s for s in dict.fromkeys(sample_ids) if s not in {t.sample_id for t in kept}]
+    if unknown:
+        raise UsageError(f"--sample-id {printable(unknown[0])}: no sample of the selected "
+                         "dataset tasks has this id")
+    return kept
 
 
 def sized(tasks: list[TaskSpec], limit: int | None, sample: int | None,
@@ -171,7 +199,11 @@ def describe(specs: list[AttemptSpec], past: list[dict[str, Any]], jobs: int) ->
         lines.append(f"  {who}: {count} attempt{'s' if count != 1 else ''}, {lane_text}")
     alone = sum(s.exclusive for s in specs)
     if alone:
-        lines.append(f"  {alone} speed/context attempt{'s' if alone != 1 else ''} run alone")
+        # named by their suites, the built-ins in their order (speed/context)
+        timed = sorted({s.task.suite for s in specs if s.exclusive},
+                       key=lambda name: (SUITES.index(name) if name in SUITES else len(SUITES),
+                                         name))
+        lines.append(f"  {alone} {'/'.join(timed)} attempt{'s' if alone != 1 else ''} run alone")
     if known:
         eta = serial + parallel / jobs
         lines.append(f"ETA ≈ {_duration(eta)} from past results of {known} of "

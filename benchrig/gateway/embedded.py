@@ -1,14 +1,15 @@
 """The embedded model (llama-cpp-python, in this process) behind the gateway: one call at a
 time (a lock), each paying its own prefill; a call with tools goes through BenchRig's fixed
-function-calling handler (benchrig.local.tools), answered whole; a plain call streams."""
+function-calling handler (benchrig.local.tools), streamed as the model writes it
+(benchrig.local.tool_stream); a plain call streams."""
 
 from __future__ import annotations
 
 import codecs
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from benchrig.gateway.events import (
     CallContext,
@@ -19,6 +20,9 @@ from benchrig.gateway.events import (
     Text,
     ToolCallPart,
 )
+
+if TYPE_CHECKING:
+    from benchrig.local.tool_stream import ToolStream
 
 SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 DEFAULT_TEMPERATURE = 0.2
@@ -46,6 +50,51 @@ def finish_of(reason: str | None, called: bool, made: int, budget: int) -> str |
     if reason == "tool_calls" and not called:
         return "length" if made >= budget else "stop"
     return reason
+
+
+def tool_events(stream: ToolStream, budget: int, perf: Callable[[], dict[str, Any]],
+                counters: dict[str, Any]) -> Iterator[Event]:
+    """A reply with tools as the model writes it (the TTFT of such a call is its first
+    token's), then its Done with the handler's counts. A handler's prompt that overflows the
+    window (it describes the tools, so it is longer than the plain one; llama-cpp-python
+    refuses it with "Requested tokens (N) exceed context window") is a 400 when nothing was
+    sent yet; after a part of the reply has left (the handler's next completion, asking for
+    another call, no longer fits), the reply ends there as cut by the window (`length`),
+    with what the model did process and write."""
+    sent = False
+    cut: str | None = None
+    try:
+        for piece in stream:
+            sent = True
+            if piece.kind == "text":
+                yield Text(piece.text)
+            elif piece.kind == "call":
+                yield ToolCallPart(piece.index, piece.id, piece.text, "")
+            else:
+                yield ToolCallPart(piece.index, None, None, piece.text)
+    except ValueError as exc:
+        if "context window" not in str(exc):
+            raise
+        if not sent:
+            raise RequestError(f"with its tools described, the prompt does not fit: {exc} "
+                               "(nothing was cut)") from None
+        cut = f"the handler's next completion did not fit: {exc}"
+    usage = stream.usage()
+    figures = perf()
+    if cut is None:
+        choice = stream.reply["choices"][0]
+        message = choice.get("message") or {}
+        reason = finish_of(choice.get("finish_reason"), bool(message.get("tool_calls")),
+                           int(usage.get("completion_tokens") or 0), budget)
+    else:
+        reason = "length"
+    yield Done(reason, input_tokens=usage.get("prompt_tokens"),
+               output_tokens=usage.get("completion_tokens"),
+               prefill_ms=figures.get("prompt_ms") or None,
+               decode_ms=figures.get("predicted_ms") or None,
+               counters={"llama_perf": figures, **counters,
+                         "handler": "chatml-function-calling, streamed",
+                         **({"cut": cut} if cut else {})})
 
 
 class EmbeddedBackend:
@@ -122,39 +171,15 @@ class EmbeddedBackend:
 
     def _tools(self, request: ChatRequest, queued_ms: float) -> Iterator[Event]:
         from benchrig.local.model import perf_counters
-        from benchrig.local.tools import tool_completion
+        from benchrig.local.tool_stream import ToolStream
 
         prompt_n = self._prompt_tokens(plain_messages(request.messages))
         budget = self._budget(request, prompt_n)
-        try:
-            reply = tool_completion(self.llm, list(request.messages), list(request.tools),
-                                    request.temperature if request.temperature is not None
-                                    else DEFAULT_TEMPERATURE, budget, dict(SAMPLING))
-        except ValueError as exc:
-            # the handler's prompt (the tools described in it) is longer than the plain one:
-            # llama-cpp-python refuses it with "Requested tokens (N) exceed context window"
-            if "context window" not in str(exc):
-                raise
-            raise RequestError(f"with its tools described, the prompt does not fit: {exc} "
-                               "(nothing was cut)") from None
-        choice = reply["choices"][0]
-        message = choice.get("message") or {}
-        if message.get("content"):
-            yield Text(str(message["content"]))
-        for index, call in enumerate(message.get("tool_calls") or ()):
-            function = call.get("function") or {}
-            yield ToolCallPart(index, call.get("id"), function.get("name") or "",
-                               function.get("arguments") or "")
-        usage = reply.get("usage") or {}
-        perf = perf_counters(self.llm)
-        reason = finish_of(choice.get("finish_reason"), bool(message.get("tool_calls")),
-                           int(usage.get("completion_tokens") or 0), budget)
-        yield Done(reason, input_tokens=usage.get("prompt_tokens"),
-                   output_tokens=usage.get("completion_tokens"),
-                   prefill_ms=perf.get("prompt_ms") or None,
-                   decode_ms=perf.get("predicted_ms") or None,
-                   counters={"llama_perf": perf, "queued_ms": queued_ms,
-                             "handler": "chatml-function-calling"}, streamed=False)
+        stream = ToolStream(self.llm, list(request.messages), list(request.tools),
+                            request.temperature if request.temperature is not None
+                            else DEFAULT_TEMPERATURE, budget, dict(SAMPLING))
+        yield from tool_events(stream, budget, lambda: perf_counters(self.llm),
+                               {"queued_ms": queued_ms})
 
     def _prompt_tokens(self, messages: list[dict[str, str]]) -> int:
         from llama_cpp.llama_chat_format import format_chatml

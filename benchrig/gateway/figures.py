@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from benchrig.core.metrics import TokenSource
+from benchrig.core.metrics import TokenSource, reported_source
 from benchrig.core.transcript import DriverOutput
 from benchrig.gateway.metering import CallRecord
 from benchrig.metrics import measured
@@ -111,7 +111,8 @@ def with_gateway_figures(output: DriverOutput, calls: Sequence[CallRecord],
                       tokens_per_s_floored=False,
                       rejected={**metrics.rejected, **refused})
     reported = {"ttft_ms": old.ttft_ms, "input_tokens": old.input_tokens,
-                "output_tokens": old.output_tokens, "cost_usd": old.cost_usd}
+                "output_tokens": old.output_tokens, "cost_usd": old.cost_usd,
+                "cost_source": old.cost_source, "source": reported_source(agent)}
     flagged = {}
     for name, tolerance in (("input_tokens", TOKEN_TOLERANCE),
                             ("output_tokens", TOKEN_TOLERANCE), ("cost_usd", COST_TOLERANCE)):

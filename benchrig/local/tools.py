@@ -38,7 +38,7 @@ def handler_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rendered
 
 
-class _Capped:
+class Capped:
     """Stands in for the Llama given to the handler: each completion capped at `budget`
     tokens, the plain answer written without the follow-up grammar; counts what it made."""
 
@@ -78,6 +78,12 @@ class _Capped:
             self.completion_tokens += int(usage.get("completion_tokens") or 0)
         return completion
 
+    def usage(self) -> dict[str, int | None]:
+        """The reply's usage: the first completion's prompt, every completion's output."""
+        return {"prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "total_tokens": (self.prompt_tokens or 0) + self.completion_tokens}
+
 
 def tool_completion(llm: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                     temperature: float, budget: int, sampling: dict[str, Any]
@@ -86,11 +92,9 @@ def tool_completion(llm: Any, messages: list[dict[str, Any]], tools: list[dict[s
     sum over the handler's completions."""
     from llama_cpp.llama_chat_format import chatml_function_calling
 
-    capped = _Capped(llm, budget)
+    capped = Capped(llm, budget)
     reply: dict[str, Any] = chatml_function_calling(
         llama=capped, messages=handler_messages(messages), tools=tools, tool_choice="auto",
         temperature=temperature, max_tokens=budget, stream=False, **sampling)
-    reply["usage"] = {"prompt_tokens": capped.prompt_tokens,
-                      "completion_tokens": capped.completion_tokens,
-                      "total_tokens": (capped.prompt_tokens or 0) + capped.completion_tokens}
+    reply["usage"] = capped.usage()
     return reply

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
 from benchrig.packs import installed
 from benchrig.report.stats import pass_at_k  # Chen et al. 2021's unbiased estimator
@@ -57,7 +58,7 @@ def pack_scores(results: Sequence[Mapping[str, Any]], base: Path | None = None
         pack = owner.get(str(r.get("task")))
         if pack is None or not counts_against_model(r):
             continue
-        counts = tally[(pack, str(r.get("model")), str(r.get("driver")))][str(r["task"])]
+        counts = tally[(pack, str(r.get("model")), str(r.get("driver")))][unit(r)]
         counts[0] += 1
         counts[1] += r.get("result") == "pass"
     scores: list[PackScore] = []

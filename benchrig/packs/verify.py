@@ -63,6 +63,7 @@ class Verification:
     isolation: tuple[str, ...]  # every isolation level the attempts ran under
     folder: Path  # where its result files and table.md were saved
     dropped: int = 0  # assertions the import left out: they never touch the candidate
+    imported: bool = True  # a pack (False: a dataset task, whose tests no import changed)
 
     @property
     def ok(self) -> bool:
@@ -80,8 +81,9 @@ class Verification:
                 f"{r.verdicts.get('fail', 0)} | {r.verdicts.get('error', 0)} | "
                 f"{r.checks_passed}/{r.checks_total} | {r.seconds:.1f} s | "
                 f"{'yes' if r.ok else 'NO'}: {wanted}/{r.problems} {r.expected} |")
-        lines += ["", f"{self.dropped} assertion(s) that never touch the candidate were "
-                  f"dropped at import ({PACK_FILE}: checks.dropped)"]
+        if self.imported:
+            lines += ["", f"{self.dropped} assertion(s) that never touch the candidate were "
+                      f"dropped at import ({PACK_FILE}: checks.dropped)"]
         for r in self.rows:
             lines.extend(f"- {r.answers}: {printable(u)}" for u in r.unexpected[:50])
             lines.extend(f"- {r.answers}: replayed once more after a harness error (both "

@@ -48,14 +48,15 @@ BY_TASK: dict[str, Callable[[by_task.TaskTable], str]] = {
     "table": by_task.render_text, "markdown": by_task.render_markdown,
     "csv": by_task.render_csv, "json": render_json.render_task_table,
 }
-VIEWS = ("model", "task")
+VIEWS = ("model", "task", "sample")
 
 
 def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool = False,
            by: str = "model", per_attempt: bool = False,
            packs: Mapping[str, str] | None = None) -> str:
     """The results in `format_` (one of FORMATS): the per-model table, then the scorecards,
-    or the table alone; `by="task"` the task × model table; `per_attempt` (csv) one row per
+    or the table alone; `by="task"` the task × model table (`"sample"`: a dataset task's
+    samples each a row); `per_attempt` (csv) one row per
     result; `packs`: imported packs' task ids → names, each its own scorecard line)."""
     if format_ not in RENDERERS:
         raise ValueError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
@@ -66,8 +67,8 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
         return render_csv.render_attempts(without_retried_errors(records))
     if by not in VIEWS:
         raise ValueError(f"unknown view {by!r}; choose one of {', '.join(VIEWS)}")
-    if by == "task":
-        return BY_TASK[format_](by_task.task_table(grouped(records)))
+    if by in ("task", "sample"):  # a sample: a row of its own (`task#id`)
+        return BY_TASK[format_](by_task.task_table(grouped(records), by == "sample"))
     renderer = RENDERERS[format_]
     if table_only:
         return renderer.table(model_rows(grouped(records)))

@@ -7,6 +7,7 @@ import io
 import textwrap
 from dataclasses import dataclass
 
+from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
 from benchrig.report.grouping import Group
 from benchrig.report.markdown import header, row
@@ -51,12 +52,14 @@ class TaskTable:
         return len(rates) > 1
 
 
-def task_table(groups: list[Group]) -> TaskTable:
+def task_table(groups: list[Group], per_sample: bool = False) -> TaskTable:
+    """Rows by task, or (`per_sample`) by unit: each sample of a dataset task its own row."""
     counts: dict[tuple[str, str], list[Cell | None]] = {}
     for index, group in enumerate(groups):
         per_task: dict[tuple[str, str], list[int]] = {}
         for r in group.results:
-            tally = per_task.setdefault((r.suite, r.task), [0, 0, 0])
+            tally = per_task.setdefault((r.suite, unit(r) if per_sample else r.task),
+                                        [0, 0, 0])
             scored = int(counts_against_model(r))
             tally[0] += scored * (r.result == "pass")
             tally[1] += scored

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.attempts import without_retried_errors
+from benchrig.attempts import unit, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
 from benchrig.record import Record, as_records
@@ -91,7 +91,7 @@ def _one_of_each(tag: str, name: str, results: list[Record]) -> None:
 def _side(name: str, results: list[Record]) -> Side:
     per_task: dict[TaskKey, list[Record]] = {}
     for r in results:
-        per_task.setdefault((r.suite, r.task), []).append(r)
+        per_task.setdefault((r.suite, unit(r)), []).append(r)
     counts, ttft, decode = {}, {}, {}
     for key, group in per_task.items():
         scored = [r for r in group if counts_against_model(r)]
@@ -177,7 +177,7 @@ def compare(given: Sequence[Mapping[str, Any]], a: str, b: str) -> Comparison:
     hashes: dict[tuple[int, TaskKey], set[str]] = {}
     for index, side in enumerate((side_a, side_b)):
         for r in side:
-            hashes.setdefault((index, (r.suite, r.task)), set()).add(r.task_hash)
+            hashes.setdefault((index, (r.suite, unit(r))), set()).add(r.task_hash)
     changed = sum(hashes[(0, k)] != hashes[(1, k)] for k in paired)
     suites = list(dict.fromkeys(k[0] for k in paired))
     rows = [_row(s, [k for k in paired if k[0] == s], one, two) for s in suites]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from benchrig.report.context import StepFigures, memory_text
 from benchrig.report.crowding import in_flight_text
+from benchrig.report.disagreed import disagree_text
 from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import tool_line
@@ -170,7 +171,7 @@ def table_cells(row: ModelRow) -> list[str]:
     if row.uncounted_errors:
         rate += f", {errors_text(row.uncounted_errors)}"
     return [
-        row.model, row.agent, str(row.runs), rate,
+        row.model, _noted(row.agent, disagree_text(row.disagreements)), str(row.runs), rate,
         _noted(_num(row.tokens_per_s, ".1f", row.tokens_per_s_floored),
                row.tokens_per_s_caveat),
         _noted(_num(row.ttft_ms, ".0f"), in_flight_text(row.ttft_in_flight)),

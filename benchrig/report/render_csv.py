@@ -6,12 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from benchrig.core.errors import counts_against_model
 from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.context import step_columns, step_values, windows
+from benchrig.report.disagreed import disagreement
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, Rate
@@ -58,7 +60,7 @@ def writer(out: io.StringIO) -> Callable[[Iterable[object]], None]:
 CSV_COLUMNS = ["model", "agent", "runs", "passed", "failed", "errors", "errors_counted",
                "no_test", "pass_rate",
                "tokens_per_s", "eval_tok_sec_floored", "ttft_ms", "ttft_in_flight", "wall_s",
-               "cost_usd"]
+               "cost_usd", "reported_disagreements"]
 
 
 def render_table(rows: list[ModelRow]) -> str:
@@ -73,7 +75,8 @@ def render_table(rows: list[ModelRow]) -> str:
                          str(r.tokens_per_s_floored).lower(),
                          "" if r.ttft_ms is None else f"{r.ttft_ms:.1f}", r.ttft_in_flight,
                          "" if r.wall_s is None else f"{r.wall_s:.3f}",
-                         "" if r.cost_usd is None else f"{r.cost_usd:.6f}"])
+                         "" if r.cost_usd is None else f"{r.cost_usd:.6f}",
+                         r.disagreements])
     return out.getvalue()
 
 
@@ -182,7 +185,9 @@ ATTEMPT_COLUMNS = ["model", "agent", "driver", "provider", "label", "suite", "ta
                    "temperature", "max_tokens", "context_size", "think", "in_flight",
                    "wall_s", "ttft_ms",
                    "tokens_per_s", "prefill_tokens_per_s", "input_tokens", "output_tokens",
-                   "cost_usd"]
+                   "cost_usd", "disagreement"]
+
+
 def _name(value: object) -> str | None:
     """A name from a result, short (textsafe.label); `cell` guards it as any text."""
     return None if value is None else label(value)
@@ -208,5 +213,11 @@ def render_attempts(results: list[Record]) -> str:
             *(metrics.get(k) for k in ("wall_s", "ttft_ms", "tokens_per_s",
                                        "prefill_tokens_per_s", "input_tokens",
                                        "output_tokens", "cost_usd")),
+            _disagreed(metrics),
         ])
     return out.getvalue()
+
+
+def _disagreed(metrics: Mapping[str, Any]) -> str:
+    """The figures the agent's own report disagreed on, `;`-joined (names made short)."""
+    return ";".join(label(name) for name in disagreement(metrics))

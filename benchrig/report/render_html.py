@@ -24,6 +24,7 @@ from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
+from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.grouping import Group
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
@@ -217,6 +218,7 @@ def context(report: Report, filters: str = "", served: bool = False,
                       "ttft": "—" if row.ttft_ms is None else f"{row.ttft_ms:.0f} ms",
                       "decode": "—" if row.tokens_per_s is None
                       else f"{row.tokens_per_s:.1f} t/s",
+                      "disagreements": row.disagreements,
                       "suites": suites})
     rate_charts = _rate_bars(rates, names)
     changed = changed_tasks(everything)
@@ -243,7 +245,7 @@ def context(report: Report, filters: str = "", served: bool = False,
                   "intervals are 95 % and over tasks: Wilson score when each task has one "
                   "attempt, else cluster-robust normal (never narrower than Wilson over attempts)"],
         "changed": [f"{label(t)} ({n} versions)" for t, n in changed.items()],
-        "width": CHART_WIDTH, "row": ROW, "served": served,
+        "width": CHART_WIDTH, "row": ROW, "served": served, "disagree_note": DISAGREE_NOTE,
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
 from benchrig.record import Record
 from benchrig.report.build import Report
@@ -29,6 +30,9 @@ METHODS = {
     "means": "means over the attempts with a known, plausible figure",
     "ttft_in_flight": "how many TTFTs in the mean were measured with other attempts in "
                       "flight (settings.in_flight > 1): they include a queue",
+    "reported_disagreements": "how many attempts' agents reported figures that differ "
+                              "from the gateway's measurement beyond the tolerance "
+                              "(metrics.disagreement); the figures shown are the gateway's",
 }
 
 Json = dict[str, Any]
@@ -41,7 +45,7 @@ def task_counts(results: list[Record]) -> list[TaskCount]:
     tally: dict[tuple[str, str], list[int]] = {}
     for r in results:
         if counts_against_model(r):
-            counts = tally.setdefault((r.suite, r.task), [0, 0])
+            counts = tally.setdefault((r.suite, unit(r)), [0, 0])
             if r.suite == "context" and r.result in ("pass", "fail"):
                 found, decided = window_counts(r)
                 counts[0] += found
@@ -124,7 +128,8 @@ def _row(row: ModelRow) -> Json:
             "errors": row.errors, "errors_counted": row.counted_errors,
             "no_test": row.no_test, "ttft_ms": row.ttft_ms, "ttft_in_flight": row.ttft_in_flight,
             "tokens_per_s": row.tokens_per_s, "tokens_per_s_floored": row.tokens_per_s_floored,
-            "wall_s": row.wall_s, "cost_usd": row.cost_usd}
+            "wall_s": row.wall_s, "cost_usd": row.cost_usd,
+            "reported_disagreements": row.disagreements}
 
 
 def summary_json(report: Report) -> Json:

@@ -8,6 +8,7 @@ from benchrig.metrics import any_floored, mean_metric
 from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.crowding import IN_FLIGHT_NOTE, crowded_ttft
+from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.grouping import Group
 from benchrig.report.markdown import Md, header, row, text
 from benchrig.report.phrases import (
@@ -40,6 +41,8 @@ def render_table(rows: list[ModelRow]) -> str:
         lines += ["", CONTEXT_NOTE[0].upper() + CONTEXT_NOTE[1:] + "."]
     if any(r.ttft_in_flight for r in rows):
         lines += ["", IN_FLIGHT_NOTE + "."]
+    if any(r.disagreements for r in rows):
+        lines += ["", DISAGREE_NOTE + "."]
     return "\n".join(lines) + "\n"
 
 

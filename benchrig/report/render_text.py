@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from benchrig.report.build import Report
 from benchrig.report.crowding import IN_FLIGHT_NOTE
+from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.phrases import (
     COMPOSITE_FORMULA,
     CONTEXT_NOTE,
@@ -37,6 +38,8 @@ def render_table(rows: list[ModelRow]) -> str:
         lines.append(CONTEXT_NOTE[0].upper() + CONTEXT_NOTE[1:] + ".")
     if any(r.ttft_in_flight for r in rows):
         lines.append(IN_FLIGHT_NOTE + ".")
+    if any(r.disagreements for r in rows):
+        lines.append(DISAGREE_NOTE + ".")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrig.attempts import run_order
+from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
 from benchrig.record import Record, as_records
@@ -147,7 +147,7 @@ def pack_pass_at(results: list[Record]) -> tuple[dict[int, float], int]:
     when more), from the attempts that count against the model; and how many problems."""
     counts: dict[str, list[int]] = {}
     for r in _scored(results):
-        found = counts.setdefault(str(r.task), [0, 0])
+        found = counts.setdefault(unit(r), [0, 0])
         found[0] += 1
         found[1] += r.result == "pass"
     if not counts:
@@ -167,7 +167,7 @@ def by_run(results: Iterable[Mapping[str, Any]]) -> list[list[Record]]:
     time: attempts.run_order) → run k."""
     per_task: dict[str, list[Record]] = {}
     for result in as_records(results):
-        per_task.setdefault(result.task, []).append(result)
+        per_task.setdefault(unit(result), []).append(result)
     runs: list[list[Record]] = []
     for attempts in per_task.values():
         for index, result in enumerate(run_order(attempts)):

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchrig.attempts import unit
 from benchrig.core.errors import UsageError
 from benchrig.record import Record, as_records
 
@@ -122,9 +123,10 @@ def variant_names(keys: Iterable[SettingsKey]) -> dict[SettingsKey, str]:
 
 
 def changed_tasks(results: Iterable[Record]) -> dict[str, int]:
-    """Task → how many versions of its file (`task_hash`) the results hold, for each task
-    with more than one: their results are pooled in a row, so the reader is told."""
+    """Task (a dataset task's sample: `task#id`) → how many versions of its file and row
+    (`task_hash`) the results hold, for each with more than one: their results are pooled in
+    a row, so the reader is told."""
     hashes: dict[str, set[str]] = {}
     for result in results:
-        hashes.setdefault(result.task, set()).add(result.task_hash)
+        hashes.setdefault(unit(result), set()).add(result.task_hash)
     return {task: len(found) for task, found in sorted(hashes.items()) if len(found) > 1}

@@ -9,6 +9,7 @@ from benchrig.metrics import any_floored, caveat, mean_metric
 from benchrig.record import Record
 from benchrig.report.context import window_counts
 from benchrig.report.crowding import crowded_ttft
+from benchrig.report.disagreed import disagreeing
 from benchrig.report.grouping import Group
 from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
@@ -36,6 +37,7 @@ class ModelRow:
     cost_caveat: str = ""
     by_window: bool = False  # context attempts counted one verdict per window
     ttft_in_flight: int = 0  # TTFTs in the mean measured with others in flight
+    disagreements: int = 0  # attempts whose agent's own figures disagree with the gateway's
 
     @property
     def scored(self) -> int:
@@ -94,5 +96,6 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             cost_caveat=caveat(metrics, "cost_usd"),
             by_window=any(r.suite == "context" for r in group),
             ttft_in_flight=crowded_ttft(r for r in group if r.suite not in UNTIMED),
+            disagreements=disagreeing(group),
         ))
     return rows

@@ -13,6 +13,7 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
 from benchrig.record import Record, to_json
+from benchrig.report.disagreed import disagreement
 from benchrig.result import Unreadable, read_valid
 from benchrig.textsafe import label, printable, printable_lines
 
@@ -38,7 +39,7 @@ ANSWER_CAP = STATIC.answer
 SIDECAR_ATTEMPTS = 1000  # attempts whose sidecar a static page embeds (failures first)
 # Row columns, in the order the page's script reads them.
 COLUMNS = ("model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
-           "tokens_per_s", "checks", "started", "search", "group")
+           "tokens_per_s", "checks", "started", "search", "group", "sample")
 # In a <script> block only these could end it or change how it parses: escaped as JSON.
 _ISLAND = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
            "\u2029": "\\u2029"}
@@ -71,7 +72,13 @@ def row(result: Record, searchable: bool = True, group: int | None = None) -> li
             _name(str(error.get("kind"))) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{result.checks.passed}/{result.checks.total}",
-            label(result.started_at or ""), answer, group]
+            label(result.started_at or ""), answer, group, _sample(result)]
+
+
+def _sample(result: Record) -> str:
+    """A dataset task's sample id (its rows filter and sort by it), else —."""
+    sample = result.sample_id
+    return _name(sample) if isinstance(sample, str) else "—"
 
 
 def whole(record: Record) -> Json:
@@ -92,12 +99,13 @@ def whole(record: Record) -> Json:
 
 def _metrics(metrics: Json) -> list[list[str]]:
     """Each figure with its source (a `<name>_source` key) and any rejected or partial
-    figure with why, as name/value/source rows."""
+    figure with why, and any the agent's own report disagreed on with both values, as
+    name/value/source rows."""
     rejected: Json = metrics["rejected"] if isinstance(metrics.get("rejected"), dict) else {}
     partial: Json = metrics["partial"] if isinstance(metrics.get("partial"), dict) else {}
     rows = []
     for name, value in metrics.items():
-        if name.endswith("_source") or name in ("rejected", "partial"):
+        if name.endswith("_source") or name in ("rejected", "partial", "disagreement"):
             continue
         if isinstance(value, float):
             shown = f"{value:.6g}"
@@ -112,6 +120,8 @@ def _metrics(metrics: Json) -> list[list[str]]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
         rows.append([label(name), "partial", printable(str(why), MESSAGE_CAP)])
+    for name, why in list(disagreement(metrics).items())[:20]:
+        rows.append([label(name), "disagrees", printable(why, MESSAGE_CAP)])
     return rows
 
 

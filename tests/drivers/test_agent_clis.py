@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from benchrig.core.metrics import reported_source
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_clis import AGENTS_DIR, FIGURES_SOURCE
 from benchrig.result import validate
@@ -159,12 +160,16 @@ def test_a_forged_usage_is_never_a_figure_of_record(name: str, ran: Ran) -> None
         assert (m["input_tokens"], m["output_tokens"]) == (gateway["input_tokens"],
                                                            gateway["output_tokens"])
         assert m["cost_source"] == gateway["cost_source"] and "reported_input_tokens" in m
+        assert m["reported_source"] == reported_source(name)
         return
     assert (m["input_tokens"], m["output_tokens"], m["cost_usd"]) == (None, None, None)
     assert m["input_tokens_source"] is None and m["cost_source"] == FIGURES_SOURCE
     assert m["tokens_per_s"] is None
-    # kept beside, as the agent said it: the stand-in's claim (summed), or aider's own count
-    assert "reported_input_tokens" in m["engine"] and "reported_cost_usd" in m["engine"]
+    # kept beside, as the agent said it, in the one place every path keeps it (metrics),
+    # with its source: the stand-in's claim (summed), or aider's own count
+    assert "reported_input_tokens" in m and "reported_cost_usd" in m
+    assert m["reported_source"] == reported_source(name)
+    assert not [k for k in m["engine"] if k.startswith("reported_")], m["engine"]
 
 
 @pytest.mark.agent

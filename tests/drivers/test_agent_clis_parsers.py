@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from benchrig.drivers.agent import AgentRun, StreamParser
+from benchrig.core.metrics import reported_source
+from benchrig.drivers.agent import AgentRun, StreamParser, reported_figures
 from benchrig.drivers.agent_clis import FIGURES_SOURCE
 from benchrig.drivers.aider import AiderParser
 from benchrig.drivers.gemini import GeminiParser
@@ -61,14 +62,16 @@ def test_each_recorded_run_is_read_for_its_turns_tool_calls_and_answer(tmp_path:
         # the agent's figures are kept aside, never of record
         assert (run.input_tokens, run.output_tokens, run.cost_usd) == (None, None, None), name
         assert run.cost_source == FIGURES_SOURCE
-        assert run.engine["reported_input_tokens"] == REPORTED_INPUT[name], name
+        # in the one place every path keeps them (metrics.reported_*), with their source
+        assert run.reported["input_tokens"] == REPORTED_INPUT[name], name
+        assert not [k for k in run.engine if k.startswith("reported_")], name
 
 
 def test_metered_by_the_gateway_the_parsers_leave_the_figures_to_it(tmp_path: Path) -> None:
     """with_gateway_figures replaces them and keeps them as reported_*: they must reach it."""
     read = runs(tmp_path, metered=True)
     assert read["opencode"].input_tokens == read["qwen"].input_tokens == 200
-    assert "reported_input_tokens" not in read["gemini"].engine
+    assert "reported_input_tokens" not in read["gemini"].engine and not read["gemini"].reported
 
 
 @pytest.mark.parametrize(("parser", "lines", "why"), [
@@ -129,5 +132,37 @@ def test_qwen_keeps_its_whole_word_aside_and_claims_no_partial_figure(tmp_path: 
     left that could be a lower bound, so metrics.partial names none of them."""
     run = runs(tmp_path)["qwen"]
     assert run.tools_began_s is not None
-    assert run.engine["reported_output_tokens"] is not None
+    assert run.reported["output_tokens"] is not None
     assert not {"input_tokens", "output_tokens", "cost_usd"} & set(run.partial), run.partial
+
+
+def test_both_paths_keep_the_agents_word_in_one_schema_valid_place(tmp_path: Path) -> None:
+    """Metered (the gateway replaces the figures) or not (gemini on a Gemini-API base URL),
+    what the agent said it spent is `metrics.reported_*` with `reported_source`, the same keys
+    either way, and a result holding them validates; nothing of it is left in `engine`."""
+    import copy
+
+    from benchrig.core.metrics import Metrics
+    from benchrig.core.transcript import DriverOutput, Transcript
+    from benchrig.gateway import with_gateway_figures
+    from benchrig.result import validate
+    from tests.helpers.results import EXAMPLE
+
+    metered = runs(tmp_path, metered=True)["gemini"]
+    said = Metrics(input_tokens=metered.input_tokens,
+                   output_tokens=metered.output_tokens, cost_usd=None,
+                   cost_source=metered.cost_source)
+    through = with_gateway_figures(DriverOutput(Transcript("done"), said), [], "gemini")
+    plain = runs(tmp_path)["gemini"]
+    aside = Metrics(reported=reported_figures(plain, "gemini"), engine=plain.engine)
+    for metrics in (through.metrics, aside):
+        data = metrics.to_json()
+        assert data["reported_input_tokens"] == 200 and data["reported_source"] == \
+            reported_source("gemini"), data
+        assert not [k for k in data["engine"] or {} if k.startswith("reported_")]
+        result = copy.deepcopy(EXAMPLE)
+        result["metrics"] = {**result["metrics"], **data, "check_s": 0.0}
+        validate(result)
+    older = copy.deepcopy(EXAMPLE)  # an older result: an unmetered agent's word in engine
+    older["metrics"]["engine"] = {"reported_input_tokens": 200, "reported_cost_usd": None}
+    validate(older)

@@ -18,6 +18,7 @@ import pytest
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_process import TERM_GRACE_S
 from benchrig.drivers.pi import PINNED_VERSION
+from benchrig.gateway.metering import STREAMED_BASIS
 from benchrig.local.serve import free_port
 from benchrig.result import load_results
 from benchrig.runner import Overrides, run_attempt, settings_for
@@ -100,9 +101,11 @@ def test_pi_local_end_to_end_on_the_embedded_model(pi: Path, tmp_path: Path,
     # the figures of record are the gateway's, measured on the wire; pi's own beside them
     gateway = m["engine"]["gateway"]
     assert gateway["calls"] >= 1 and gateway["failed_calls"] <= 1  # the refused last one
+    # every call carries pi's tools: streamed as the model wrote it, its TTFT the first token's
+    assert {c["ttft_basis"] for c in gateway["calls_detail"]} <= {STREAMED_BASIS, None}
     assert (m["input_tokens"], m["output_tokens"]) == (gateway["input_tokens"],
                                                        gateway["output_tokens"])
-    assert m["input_tokens"] > 0 and m["output_tokens"] > 0
+    assert m["input_tokens"] > 0 and m["output_tokens"] > 0, gateway["calls_detail"]
     assert m["input_tokens_source"] == m["output_tokens_source"]
     assert m["input_tokens_source"] in ("server", "counted")  # counted: a refused call's 0
     # pi got usage; its parser counts what came before the first tool (a lower bound)

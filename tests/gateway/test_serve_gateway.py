@@ -1,9 +1,10 @@
 """`benchrig serve` is the gateway: on the real embedded model, the forms agents send (which
 gave HTTP 500 behind llama-cpp-python's server) are served, and a streamed request with tools
-gets its tool call streamed (it was dropped)."""
+gets its tool call streamed (it was dropped), as the model writes it (it was sent whole)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchrig.gateway.metering import STREAMED_BASIS
 from tests.conftest import ROOT
 from tests.gateway.helpers import sse_chunks
 from tests.gateway.test_chat_front import ACCEPTED
@@ -67,6 +69,36 @@ def test_a_streamed_request_with_tools_streams_the_models_tool_call(served: str)
              if d.get("tool_calls")]
     assert calls and calls[0]["function"]["name"] == "write_file" and calls[0]["id"]
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+
+
+WRITE_HELLO = [{"role": "system", "content": "You write files with the write_file function."},
+               {"role": "user", "content": "Write hello world in python to hello.py using "
+                                           "write_file."}]
+
+
+def test_a_tool_call_streams_from_its_first_token(served: str) -> None:
+    """The function-calling handler cannot stream a tool call, so a reply with tools was sent
+    whole and its TTFT was the whole call. Now the name leaves once the model has written it
+    and the arguments piece by piece as it writes them: the call's TTFT is its first token's,
+    and the reply is the handler's own (the same as unstreamed)."""
+    calls = f"{served}/benchrig/calls"
+    before = len(httpx.get(calls, trust_env=False).json())
+    response = post(served, stream=True, max_tokens=100, tools=[WRITE_FILE],
+                    messages=WRITE_HELLO)
+    assert response.status_code == 200, response.text
+    chunks = sse_chunks(response)
+    parts = [d["tool_calls"][0] for c in chunks[:-1] for d in [c["choices"][0]["delta"]]
+             if d.get("tool_calls")]
+    assert len(parts) > 2, parts  # the name, then the arguments in pieces
+    assert parts[0]["function"]["name"] == "write_file" and parts[0]["id"]
+    streamed = "".join(p["function"].get("arguments") or "" for p in parts)
+    (call,) = httpx.get(calls, trust_env=False).json()[before:]
+    assert call["ttft_basis"] == STREAMED_BASIS and call["tool_calls"] == ["write_file"]
+    assert call["ttft_ms"] < 0.8 * call["wall_ms"], call  # not the whole call
+    whole = post(served, max_tokens=100, tools=[WRITE_FILE], messages=WRITE_HELLO).json()
+    (called,) = whole["choices"][0]["message"]["tool_calls"]
+    assert streamed == called["function"]["arguments"]
+    json.loads(streamed)
 
 
 def test_a_prompt_over_the_window_is_a_400_naming_both(served: str) -> None:

@@ -26,7 +26,7 @@
       return (data.details ? data.details[i].answer : r[C.search]).toLowerCase();
     });
     var SHOWN = 300; // rows put in the table at once: filtering stays fast at 10,000
-    var FILTERS = ["model", "agent", "label", "suite", "task", "result", "error"];
+    var FILTERS = ["model", "agent", "label", "suite", "task", "sample", "result", "error"];
     var state = { sort: "started", desc: false, failures: false, search: "", pin: null };
     var order = [];
 
@@ -79,8 +79,8 @@
 
     var table = el("table", null, "samples");
     var head = el("tr");
-    var HEADS = ["model", "agent", "label", "suite", "task", "result", "error", "ttft_ms",
-                 "tokens_per_s", "checks", "started"];
+    var HEADS = ["model", "agent", "label", "suite", "task", "sample", "result", "error",
+                 "ttft_ms", "tokens_per_s", "checks", "started"];
     HEADS.forEach(function (name) {
       var th = el("th", name.replace("_", " "));
       th.setAttribute("data-sort", name);
@@ -180,6 +180,7 @@
       panel.textContent = "";
       panel.setAttribute("data-open", String(i));
       panel.appendChild(el("h3", r[C.model] + " · " + r[C.agent] + " · " + r[C.task] +
+                          (r[C.sample] !== "—" ? "#" + r[C.sample] : "") +
                           " — " + r[C.result]));
       panel.appendChild(el("p", "run " + d.run + " · label " + r[C.label] + " · " +
                           r[C.started] + " · task " + d.hash.slice(0, 19) + "…", "meta"));
@@ -212,7 +213,8 @@
       // Side by side: the same task's attempts across models, agents and labels.
       var same = [];
       for (var j = 0; j < rows.length; j++) {
-        if (rows[j][C.task] === r[C.task] && rows[j][C.suite] === r[C.suite]) { same.push(j); }
+        if (rows[j][C.task] === r[C.task] && rows[j][C.suite] === r[C.suite] &&
+            rows[j][C.sample] === r[C.sample]) { same.push(j); }
       }
       if (same.length > 1) {
         panel.appendChild(el("h4", "this task across models, agents and labels"));
