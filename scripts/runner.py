@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_AGENT = "pi"
 
 
-def parse(argv: list[str]) -> dict[str, Any]:
-    """The command line → the options of `benchrig run`."""
+def parse(argv: list[str]) -> list[str]:
+    """The command line → the same attempt as a `benchrig run` command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", required=True, help="task id (tasks/<id>.md) or file")
     parser.add_argument("--model", required=True, help="model name, or a .gguf path")
@@ -29,14 +28,17 @@ def parse(argv: list[str]) -> dict[str, Any]:
     parser.add_argument("--pass-env", action="append", default=[], metavar="NAME",
                         help="host variable the agent also gets (repeatable)")
     args = parser.parse_args(argv)
-    return {"tasks": [args.task], "model": [args.model], "driver": [args.agent],
-            "provider": [args.provider] if args.provider else None,
-            "results_dir": Path(args.results_dir) if args.results_dir else None,
-            "pass_env": args.pass_env}
+    # `--opt=value`: a value that starts with a dash stays the option's value
+    run = ["run", f"--model={args.model}", f"--driver={args.agent}"]
+    if args.provider:
+        run.append(f"--provider={args.provider}")
+    if args.results_dir:
+        run.append(f"--results-dir={args.results_dir}")
+    run += [f"--pass-env={name}" for name in args.pass_env]
+    return [*run, "--", args.task]
 
 
 if __name__ == "__main__":
-    options = parse(sys.argv[1:])
-    from benchrig.cli import run_parsed
+    from benchrig.cli import main
 
-    run_parsed(**options)
+    main(parse(sys.argv[1:]))

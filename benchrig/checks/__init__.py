@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
-import sys
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -40,48 +38,10 @@ BUILTIN = {
 
 @functools.cache
 def _plugins() -> dict[str, str]:
-    # read once per process: scanning every installed package's metadata costs ~10 ms, and
-    # the runner loads the checks before every attempt
-    if not _declared(GROUP):
-        return {}
+    # read once per process: the runner loads the checks before every attempt
     from importlib.metadata import entry_points
 
     return {point.name: point.value for point in entry_points(group=GROUP)}
-
-
-def _declared(group: str) -> bool:
-    """Whether an installed package may declare entry points in `group`. False only when
-    every package folder on sys.path was read and no entry_points.txt names the group,
-    and importlib.metadata could look nowhere else (no zip, no egg, no finder of
-    distributions but the path's): then its import and scan (~25 ms) would find none."""
-    import importlib.machinery
-
-    if any(hasattr(finder, "find_distributions")
-           and finder is not importlib.machinery.PathFinder for finder in sys.meta_path):
-        return True
-    needle = group.encode()
-    for entry in sys.path:
-        folder = entry or "."
-        if os.path.isfile(folder) or folder.endswith(".egg"):
-            return True  # an archive or an egg: importlib.metadata reads those itself
-        try:
-            names = [e.name for e in os.scandir(folder) if e.name.lower().endswith(
-                (".dist-info", ".egg-info", ".egg"))]
-        except OSError:
-            continue  # a folder that is not there holds no package
-        for name in names:
-            path = os.path.join(folder, name)
-            if name.lower().endswith(".egg") or not os.path.isdir(path):
-                return True  # an egg, or package metadata in one file: not read here
-            try:
-                with open(os.path.join(path, "entry_points.txt"), "rb") as handle:
-                    if needle in handle.read():
-                        return True
-            except FileNotFoundError:
-                continue
-            except OSError:
-                return True
-    return False
 
 
 def _target(name: str) -> str | None:

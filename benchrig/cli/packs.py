@@ -6,20 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+from typer import Argument, Exit, Option, echo
+
+from benchrig.cli.app import app
+from benchrig.cli.run import _require
 from benchrig.textsafe import printable
 
 if TYPE_CHECKING:
     from benchrig.packs.verify import Verification
     from benchrig.sandbox import Confinement
-
-from benchrig.cli.app import (
-    Argument,
-    Exit,
-    Option,
-    app,
-    echo,
-)
-from benchrig.cli.run import _require
 
 
 @app.command("import", short_help="Import a standard suite (HumanEval, MBPP) as a task pack, "

@@ -5,24 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
+from typer import Argument, Exit, Option, echo
+
 from benchrig import paths
+from benchrig.cli.app import CompareFormat, Format, View, app
 from benchrig.core.errors import BenchRigError, UsageError
 from benchrig.textsafe import printable
 from benchrig.ui import error, info, warn
 
 if TYPE_CHECKING:
     from benchrig.record import Record
-
-from benchrig.cli.app import (
-    Argument,
-    CompareFormat,
-    Exit,
-    Format,
-    Option,
-    View,
-    app,
-    echo,
-)
 
 # The filters of summary, compare and report (benchrig/report/select.py).
 Models = Annotated[list[str] | None, Option("--model", "-m",
@@ -184,8 +177,9 @@ def report(
     echo(f"{html} ({len(results)} results)")
 
 
-results_group = app.group("results", no_args_is_help=True,
-                          help="Manage the result files of a results folder.")
+results_group = typer.Typer(no_args_is_help=True,
+                            help="Manage the result files of a results folder.")
+app.add_typer(results_group, name="results")
 
 
 @results_group.command(short_help="Delete chosen results and their transcripts (dry run "

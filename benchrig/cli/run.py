@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from typer import Argument, Exit, Option, echo
+
 from benchrig import paths
 from benchrig.core.errors import BenchRigError, UsageError, counts_against_model
 from benchrig.textsafe import printable, stored
@@ -25,15 +27,7 @@ if TYPE_CHECKING:
     from benchrig.runner import Overrides
     from benchrig.sandbox import Confinement, SandboxPool
 
-from benchrig.cli.app import (
-    Argument,
-    ExecutorName,
-    Exit,
-    Option,
-    _load,
-    app,
-    echo,
-)
+from benchrig.cli.app import ExecutorName, _load, app
 from benchrig.core.settings import SAMPLING_TEMPERATURE
 
 # --max-errors by default: a tenth of the run, as Inspect AI's --fail-on-error 0.1, but never

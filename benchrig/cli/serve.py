@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from benchrig.cli.app import (
-    Exit,
-    Option,
-    app,
-    echo,
-)
+from typer import Exit, Option, echo
+
+from benchrig.cli.app import app
 from benchrig.ui import error, info
 
 

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
+from typer import Argument, Exit, echo
+
+from benchrig.cli.app import _tasks, app
 from benchrig.textsafe import printable
 from benchrig.ui import error
-
-if TYPE_CHECKING:
-    pass
-
-from benchrig.cli.app import (
-    Argument,
-    Exit,
-    _tasks,
-    app,
-    echo,
-)
 
 
 @app.command(short_help="Check task files against the task schema.")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from typer import Option, echo
+
 from benchrig import paths
-from benchrig.cli.app import Option, app, echo
+from benchrig.cli.app import app
 from benchrig.cli.results import (
     Labels,
     Models,

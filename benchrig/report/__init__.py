@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrig.attempts import without_retried_errors
 from benchrig.record import as_records
-from benchrig.report import by_task, render_csv, render_json, render_markdown, render_text
 from benchrig.report.build import Report, build
 from benchrig.report.grouping import grouped
 from benchrig.report.table import ModelRow, model_rows
+
+if TYPE_CHECKING:
+    from benchrig.report.by_task import TaskTable
 
 
 @dataclass(frozen=True)
@@ -35,19 +37,43 @@ class Renderer:
     report: Callable[[Report], str]
 
 
-RENDERERS: dict[str, Renderer] = {
-    "table": Renderer(render_text.render_table, render_text.render_report),
-    "markdown": Renderer(render_markdown.render_table, render_markdown.render_report),
-    "csv": Renderer(render_csv.render_table, render_csv.render_report),
-    "json": Renderer(render_json.render_table, render_json.render_report),
-}
-FORMATS = tuple(RENDERERS)
+FORMATS = ("table", "markdown", "csv", "json")
 
 
-BY_TASK: dict[str, Callable[[by_task.TaskTable], str]] = {
-    "table": by_task.render_text, "markdown": by_task.render_markdown,
-    "csv": by_task.render_csv, "json": render_json.render_task_table,
-}
+def renderer(format_: str) -> Renderer:
+    """The renderer of `format_` (one of FORMATS), its module imported now: a run prints
+    only the table."""
+    if format_ == "markdown":
+        from benchrig.report import render_markdown
+
+        return Renderer(render_markdown.render_table, render_markdown.render_report)
+    if format_ == "csv":
+        from benchrig.report import render_csv
+
+        return Renderer(render_csv.render_table, render_csv.render_report)
+    if format_ == "json":
+        from benchrig.report import render_json
+
+        return Renderer(render_json.render_table, render_json.render_report)
+    from benchrig.report import render_text
+
+    return Renderer(render_text.render_table, render_text.render_report)
+
+
+def by_task_renderer(format_: str) -> Callable[[TaskTable], str]:
+    """The task × model table's renderer in `format_` (one of FORMATS)."""
+    if format_ == "json":
+        from benchrig.report.render_json import render_task_table
+
+        return render_task_table
+    from benchrig.report import by_task
+
+    found: Callable[[TaskTable], str] = {"table": by_task.render_text,
+                                         "markdown": by_task.render_markdown,
+                                         "csv": by_task.render_csv}[format_]
+    return found
+
+
 VIEWS = ("model", "task", "sample")
 
 
@@ -58,18 +84,22 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
     or the table alone; `by="task"` the task × model table (`"sample"`: a dataset task's
     samples each a row); `per_attempt` (csv) one row per
     result; `packs`: imported packs' task ids → names, each its own scorecard line)."""
-    if format_ not in RENDERERS:
+    if format_ not in FORMATS:
         raise ValueError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
     records = as_records(results)
     if per_attempt:
         if format_ != "csv":
             raise ValueError("--per-attempt is a CSV of the attempts: use it with --format csv")
-        return render_csv.render_attempts(without_retried_errors(records))
+        from benchrig.report.render_csv import render_attempts
+
+        return render_attempts(without_retried_errors(records))
     if by not in VIEWS:
         raise ValueError(f"unknown view {by!r}; choose one of {', '.join(VIEWS)}")
     if by in ("task", "sample"):  # a sample: a row of its own (`task#id`)
-        return BY_TASK[format_](by_task.task_table(grouped(records), by == "sample"))
-    renderer = RENDERERS[format_]
+        from benchrig.report.by_task import task_table
+
+        return by_task_renderer(format_)(task_table(grouped(records), by == "sample"))
+    chosen = renderer(format_)
     if table_only:
-        return renderer.table(model_rows(grouped(records)))
-    return renderer.report(build(records, packs))
+        return chosen.table(model_rows(grouped(records)))
+    return chosen.report(build(records, packs))

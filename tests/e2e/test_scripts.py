@@ -64,9 +64,8 @@ def imported(stderr: str) -> set[str]:
 
 
 def test_one_replay_attempt_imports_only_what_it_uses(tmp_path: Path, results_dir: Path) -> None:
-    """typer's parsing imports pydantic and builds an adapter per option (0.1 s of a 0.25 s
-    attempt): runner.py hands `run` its options itself. A valid result needs no jsonschema
-    (the compiled validator accepts it) and a log no progress bar."""
+    """runner.py goes through `benchrig run`'s own parsing; a valid result needs no
+    jsonschema (the compiled validator accepts it) and a log no progress bar."""
     good = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
     ran = benchrig("--task", "lru-cache", "--model", "oracle", "--agent", "replay",
                    "--provider", str(good), results_dir=results_dir,
@@ -75,12 +74,14 @@ def test_one_replay_attempt_imports_only_what_it_uses(tmp_path: Path, results_di
     assert ran.code == 0, ran.stderr[-2000:]
     modules = imported(ran.stderr)
     assert "benchrig.runner" in modules
-    # typer (~40 ms) only parses; rich (~35 ms) only draws on a terminal, and stderr is a pipe
-    assert not {m for m in modules
-                if m.split(".")[0] in ("pydantic", "jsonschema", "typer", "rich")}
+    # rich (~35 ms) only draws on a terminal, and stderr is a pipe
+    assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "rich")}
     assert "lru-cache · oracle · replay: checking" in ran.stderr
     # a replay runs nothing that could change the judge: only its own check is loaded
     assert not {"benchrig.checks.answers", "benchrig.checks.polish"} & modules
+    # the run prints the table: no other format's module, and no HTTP client
+    assert not {"benchrig.report.render_csv", "benchrig.report.render_json",
+                "benchrig.report.render_markdown", "benchrig.report.by_task", "httpx"} & modules
 
 
 def test_summary_of_valid_results_needs_neither_jsonschema_nor_rich(tmp_path: Path,
@@ -92,30 +93,3 @@ def test_summary_of_valid_results_needs_neither_jsonschema_nor_rich(tmp_path: Pa
     assert ran.code == 0 and "| oracle" not in ran.stdout and "oracle" in ran.stdout
     modules = imported(ran.stderr)
     assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "rich")}
-
-
-def test_a_plain_summary_is_parsed_as_typer_parses_it(tmp_path: Path, results_dir: Path) -> None:
-    """`summary [PATHS] [--format F] [--table-only]` skips typer's parsing (and pydantic);
-    written with `--format=F`, the same command goes through typer: same output, same code."""
-    good = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
-    benchrig("lru-cache", "oracle", "replay", str(good), results_dir=results_dir, command=RUN)
-    (results_dir / "broken.json").write_text('{"run_id": "x"}')
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    cli = [sys.executable, "-X", "importtime", "-m", "benchrig.cli"]
-    for paths, form, table_only in [([str(results_dir)], "markdown", []),
-                                    ([str(results_dir)], "csv", ["--table-only"]),
-                                    ([], "table", []), ([str(empty)], "table", []),
-                                    ([str(results_dir)], "xml", [])]:
-        plain = benchrig("summary", *paths, "--format", form, *table_only,
-                         results_dir=results_dir, command=cli)
-        typer = benchrig("summary", *paths, f"--format={form}", *table_only,
-                         results_dir=results_dir, command=cli)
-        assert (plain.code, plain.stdout) == (typer.code, typer.stdout)
-        assert ([line for line in plain.stderr.splitlines() if "import time" not in line]
-                == [line for line in typer.stderr.splitlines() if "import time" not in line])
-        assert "pydantic" in imported(typer.stderr)
-        if form == "xml":  # not a choice of --format: typer's usage error, either way
-            assert plain.code == 2 and "'xml' is not one of" in plain.stderr
-            continue
-        assert "pydantic" not in imported(plain.stderr)
