@@ -4,9 +4,10 @@ scorecards, the errors a retry replaced, and what `benchrig run --retry-errors` 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-Result = dict[str, Any]
+Result = Mapping[str, Any]
+R = TypeVar("R", bound=Mapping[str, Any])  # a result file's dict, or a record.Record
 AttemptKey = tuple[str, str, str, str | None, int]  # unit, model, agent, provider, run index
 SAMPLE_MARK = "#"  # between a dataset task's id and its sample's id in a unit
 
@@ -32,12 +33,12 @@ def _numbered(result: Result) -> int | None:
     return run if isinstance(run, int) and not isinstance(run, bool) else None
 
 
-def by_attempt(results: Iterable[Result]) -> dict[AttemptKey, list[Result]]:
+def by_attempt(results: Iterable[R]) -> dict[AttemptKey, list[R]]:
     """Every result of every attempt, oldest first. A result's run is its `run_index`; one
     without (written before it existed) is run 0…k−1 by start time among the results of its
     task, model, agent and provider that have none."""
-    unnumbered: dict[tuple[str, str, str, str | None], list[Result]] = {}
-    attempts: dict[AttemptKey, list[Result]] = {}
+    unnumbered: dict[tuple[str, str, str, str | None], list[R]] = {}
+    attempts: dict[AttemptKey, list[R]] = {}
     for result in results:
         who = (unit(result), result["model"], result["agent"], result["provider"])
         run = _numbered(result)
@@ -51,7 +52,7 @@ def by_attempt(results: Iterable[Result]) -> dict[AttemptKey, list[Result]]:
     return {key: sorted(group, key=_start) for key, group in attempts.items()}
 
 
-def without_retried_errors(results: list[Result]) -> list[Result]:
+def without_retried_errors(results: list[R]) -> list[R]:
     """The results less each error that a later result of the same attempt replaced (what
     `--retry-errors` does): an error that was retried is not an error still standing."""
     replaced = {id(r) for group in by_attempt(results).values() for r in group[:-1]
@@ -59,7 +60,7 @@ def without_retried_errors(results: list[Result]) -> list[Result]:
     return [r for r in results if id(r) not in replaced] if replaced else results
 
 
-def run_order(results: list[Result]) -> list[Result]:
+def run_order(results: list[R]) -> list[R]:
     """One task's results in the order of their runs: by run index (a result without one
     takes its place by start time), then by start time, so separate `--runs 1` commands
     are runs 0, 1, … and a retried attempt stays in its own run."""

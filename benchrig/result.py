@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import gc
 import json
 import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, count
 from operator import sub
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import ResultError, UsageError
+from benchrig.record import Record, from_json
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1
@@ -61,14 +64,15 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: never half a file."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write via a temporary file in the same folder and rename: never half a file. `text`
+    may come in pieces (a report's page, made as it is written)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.writelines([text] if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -211,6 +215,14 @@ class Loaded:
     rejected: list[tuple[Path, str]]
 
 
+@dataclass(frozen=True)
+class Records:
+    """The valid results as the views read them (record.Record), and the files refused."""
+
+    records: list[Record]
+    rejected: list[tuple[Path, str]]
+
+
 def _read_result(file: Path) -> Any:
     """One result file's JSON, or Unreadable saying why it is not read."""
     data = read_regular(file, RESULT_CAP)
@@ -222,32 +234,90 @@ def _read_result(file: Path) -> Any:
         raise Unreadable(f"not readable JSON: {exc}") from None
 
 
-def load_results(paths: list[Path]) -> Loaded:
-    """Read result files (folders are expanded; EXAMPLE.json is skipped) through the one
-    reader every command uses: a file that is not a regular file, is too large or too deep,
-    is not JSON or not a valid result is reported by name with why (`rejected`) and never
-    mixed in; the others are read all the same."""
+def _files(paths: list[Path]) -> list[Path]:
+    """Folders expanded (their *.json, by name), EXAMPLE.json left out."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
             files.extend(sorted(path.glob("*.json"), key=lambda f: f.name))  # one folder
         else:
             files.append(path)
-    files = [f for f in files if f.name != EXAMPLE]  # a published sample, not a run
-    results: list[dict[str, Any]] = []
-    rejected: list[tuple[Path, str]] = []
+    return [f for f in files if f.name != EXAMPLE]  # a published sample, not a run
+
+
+def read_valid(file: Path) -> dict[str, Any]:
+    """One result file read as hostile input and validated: its JSON, or Unreadable saying
+    why it is not a result (the one check every reader of result files makes)."""
+    try:
+        data = _read_result(file)
+        found = problems("result", data)
+    except (RecursionError, ValueError) as exc:  # the validator's own words failed it
+        raise Unreadable(f"cannot be validated: {type(exc).__name__}") from None
+    if found:
+        raise Unreadable("; ".join(found[:3]))
+    valid: dict[str, Any] = data
+    return valid
+
+
+def _each(files: list[Path]) -> Iterator[tuple[Path, dict[str, Any] | str]]:
+    """Each file with its valid JSON, or with why it is refused: one at a time."""
     for file in files:
         try:
-            data = _read_result(file)
-            found = problems("result", data)
+            yield file, read_valid(file)
         except Unreadable as exc:
-            rejected.append((file, str(exc)))
-            continue
-        except (RecursionError, ValueError) as exc:  # the validator's own words failed it
-            rejected.append((file, f"cannot be validated: {type(exc).__name__}"))
-            continue
-        if found:
-            rejected.append((file, "; ".join(found[:3])))
+            yield file, str(exc)
+
+
+def load_results(paths: list[Path]) -> Loaded:
+    """Read result files (folders are expanded; EXAMPLE.json is skipped) through the one
+    reader every command uses: a file that is not a regular file, is too large or too deep,
+    is not JSON or not a valid result is reported by name with why (`rejected`) and never
+    mixed in; the others are read all the same. Whole files: for a command that needs all
+    of each (resume, prune); the views read `load_records`."""
+    results: list[dict[str, Any]] = []
+    rejected: list[tuple[Path, str]] = []
+    for file, found in _each(_files(paths)):
+        if isinstance(found, str):
+            rejected.append((file, found))
         else:
-            results.append(data)
+            results.append(found)
     return Loaded(results, rejected)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while results pile up: they hold no cycles, and each
+    full collection would re-walk all kept so far (with whole files kept, the per-file cost
+    rose 47-70 % past 10,000 results). A command that keeps them to its end may freeze them
+    after (`freeze_loaded`)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def freeze_loaded() -> None:
+    """For a command that keeps what it loaded until it exits: one collection (a refused
+    file's traceback may hold a cycle), then everything alive moved out of the collector's
+    sight, so the report's own collections never walk the records again. Not for a library
+    caller, whose heap it would freeze too."""
+    gc.collect()
+    gc.freeze()
+
+
+def load_records(paths: list[Path]) -> Records:
+    """`load_results` for the views: read and validated the same way, file by file, each
+    valid result kept only as its compact record (record.from_json) before the next is read,
+    so memory grows by a record, not a parsed file, per result."""
+    records: list[Record] = []
+    rejected: list[tuple[Path, str]] = []
+    with _collector_paused():
+        for file, found in _each(_files(paths)):
+            if isinstance(found, str):
+                rejected.append((file, found))
+            else:
+                records.append(from_json(found, file))
+    return Records(records, rejected)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer import Argument, Exit, Option, echo
@@ -13,6 +13,9 @@ from benchrig.cli.app import CompareFormat, Format, View, app
 from benchrig.core.errors import BenchRigError, UsageError
 from benchrig.textsafe import printable
 from benchrig.ui import error, info, warn
+
+if TYPE_CHECKING:
+    from benchrig.record import Record
 
 # The filters of summary, compare and report (benchrig/report/select.py).
 Models = Annotated[list[str] | None, Option("--model", "-m",
@@ -32,21 +35,23 @@ ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
 
 def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
              label: list[str] | None, since: str | None, driver: list[str] | None,
-             ) -> list[dict[str, Any]]:
-    """The valid results of `paths_` that the filters keep (invalid files named on stderr;
-    tasks whose file changed between results warned about); none: exit 1."""
+             ) -> list[Record]:
+    """The valid results of `paths_` that the filters keep, as the views read them (invalid
+    files named on stderr; tasks whose file changed between results warned about); none:
+    exit 1."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
-    from benchrig.result import load_results
+    from benchrig.result import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
-    loaded = load_results(_existing(paths_ or [paths.results_dir()]))
+    loaded = load_records(_existing(paths_ or [paths.results_dir()]))
+    freeze_loaded()  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
-    results = selected(loaded.results, filters)
+    results = selected(loaded.records, filters)
     if not results:
-        error("no results to summarize" if not loaded.results else
-              f"none of the {len(loaded.results)} results matches the filters")
+        error("no results to summarize" if not loaded.records else
+              f"none of the {len(loaded.records)} results matches the filters")
         raise Exit(1)
     changed = changed_tasks(results)
     if changed:
@@ -125,7 +130,7 @@ def compare(
     echo(render(found), nl=False)
 
 
-def pack_lines(results: list[dict[str, Any]]) -> tuple[str, ...]:
+def pack_lines(results: list[Record]) -> tuple[str, ...]:
     """Each imported pack's score line for the HTML page (its own panel: pass@k over its
     problems, not folded into a suite's rate)."""
     from benchrig.packs.scores import pack_scores
@@ -148,7 +153,7 @@ def report(
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
     from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build
-    from benchrig.report.render_html import render_html
+    from benchrig.report.render_html import render_html_parts
     from benchrig.report.view_server import sidecars
     from benchrig.report.viewer import read_sidecar_file
     from benchrig.result import write_atomic
@@ -159,15 +164,16 @@ def report(
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
     folders = [p if p.is_dir() else p.parent for p in (paths_ or [paths.results_dir()])]
     # keyed by what the result says, not by object: the report works on checked copies
-    files = {(r.get("transcript_file"), r.get("run_id")): path
+    files = {(r.transcript_file, r.run_id): path
              for r, path in zip(results, sidecars(results, folders), strict=True) if path}
 
-    def sidecar_of(result: dict[str, Any]) -> dict[str, Any] | None:
-        found = files.get((result.get("transcript_file"), result.get("run_id")))
+    def sidecar_of(result: Record) -> dict[str, Any] | None:
+        found = files.get((result.transcript_file, result.run_id))
         return None if found is None else read_sidecar_file(found)
 
-    write_atomic(html, render_html(build(results, pack_tasks()), "; ".join(given),
-                                   packs=pack_lines(results), sidecar_of=sidecar_of))
+    # the page is written as it is made: never all of it in memory
+    write_atomic(html, render_html_parts(build(results, pack_tasks()), "; ".join(given),
+                                         packs=pack_lines(results), sidecar_of=sidecar_of))
     echo(f"{html} ({len(results)} results)")
 
 

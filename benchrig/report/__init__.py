@@ -15,11 +15,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from benchrig.attempts import Result, without_retried_errors
+from benchrig.attempts import without_retried_errors
+from benchrig.record import as_records
 from benchrig.report.build import Report, build
 from benchrig.report.grouping import grouped
 from benchrig.report.table import ModelRow, model_rows
@@ -76,27 +77,29 @@ def by_task_renderer(format_: str) -> Callable[[TaskTable], str]:
 VIEWS = ("model", "task", "sample")
 
 
-def render(results: list[Result], format_: str, table_only: bool = False, by: str = "model",
-           per_attempt: bool = False, packs: Mapping[str, str] | None = None) -> str:
+def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool = False,
+           by: str = "model", per_attempt: bool = False,
+           packs: Mapping[str, str] | None = None) -> str:
     """The results in `format_` (one of FORMATS): the per-model table, then the scorecards,
     or the table alone; `by="task"` the task × model table (`"sample"`: a dataset task's
     samples each a row); `per_attempt` (csv) one row per
     result; `packs`: imported packs' task ids → names, each its own scorecard line)."""
     if format_ not in FORMATS:
         raise ValueError(f"unknown format {format_!r}; choose one of {', '.join(FORMATS)}")
+    records = as_records(results)
     if per_attempt:
         if format_ != "csv":
             raise ValueError("--per-attempt is a CSV of the attempts: use it with --format csv")
         from benchrig.report.render_csv import render_attempts
 
-        return render_attempts(without_retried_errors(results))
+        return render_attempts(without_retried_errors(records))
     if by not in VIEWS:
         raise ValueError(f"unknown view {by!r}; choose one of {', '.join(VIEWS)}")
     if by in ("task", "sample"):  # a sample: a row of its own (`task#id`)
         from benchrig.report.by_task import task_table
 
-        return by_task_renderer(format_)(task_table(grouped(results), by == "sample"))
+        return by_task_renderer(format_)(task_table(grouped(records), by == "sample"))
     chosen = renderer(format_)
     if table_only:
-        return chosen.table(model_rows(grouped(results)))
-    return chosen.report(build(results, packs))
+        return chosen.table(model_rows(grouped(records)))
+    return chosen.report(build(records, packs))

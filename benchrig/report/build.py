@@ -3,10 +3,10 @@ rows and the scorecards, index for index."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from benchrig.attempts import Result
 from benchrig.report.grouping import Group, grouped
 from benchrig.report.scorecard import ModelCard, scorecards
 from benchrig.report.table import ModelRow, model_rows
@@ -21,7 +21,8 @@ class Report:
     cards: list[ModelCard]
 
 
-def build(results: list[Result], packs: Mapping[str, str] | None = None) -> Report:
+def build(results: Sequence[Mapping[str, Any]], packs: Mapping[str, str] | None = None
+          ) -> Report:
     """`packs`: each imported pack's task id → its name (packs.scores.pack_tasks): those
     tasks are their pack's own scorecard line, out of their suite's and the composite."""
     groups = grouped(results)

@@ -58,10 +58,10 @@ def task_table(groups: list[Group], per_sample: bool = False) -> TaskTable:
     for index, group in enumerate(groups):
         per_task: dict[tuple[str, str], list[int]] = {}
         for r in group.results:
-            tally = per_task.setdefault((r["suite"], unit(r) if per_sample else r["task"]),
+            tally = per_task.setdefault((r.suite, unit(r) if per_sample else r.task),
                                         [0, 0, 0])
             scored = int(counts_against_model(r))
-            tally[0] += scored * (r["result"] == "pass")
+            tally[0] += scored * (r.result == "pass")
             tally[1] += scored
             tally[2] += 1
         for key, (passed, scored, attempts) in per_task.items():

@@ -5,14 +5,14 @@ TTFT and decode speed with theirs, unbiased pass@k for coding, and a plain verdi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchrig.attempts import Result, unit, without_retried_errors
+from benchrig.attempts import unit, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
-from benchrig.plausible import credible
+from benchrig.record import Record, as_records
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.render_json import estimate
 from benchrig.report.select import settings_keys, variant_names
@@ -31,20 +31,20 @@ OVERALL = "overall"
 SELECTOR_HELP = ("a model name, a --label, or model@agent (e.g. smollm2@llamacpp)")
 
 
-def matches(selector: str, result: Result) -> bool:
+def matches(selector: str, result: Record) -> bool:
     """Whether a result belongs to a side named `selector` (SELECTOR_HELP)."""
-    model, agent = result["model"], result["agent"]
-    return selector in (model, result.get("label"), f"{model}@{agent}",
+    model, agent = result.model, result.agent
+    return selector in (model, result.label, f"{model}@{agent}",
                         f"{model}@{result['driver']}")
 
 
 SIDES_NAMED = 8  # model@agent sides a "no result matches" error names
 
 
-def _sides_here(results: list[Result]) -> str:
+def _sides_here(results: list[Record]) -> str:
     """The model@agent sides the results hold, for an error: what a user can compare when
     a bare agent name (`compare claude codex`) matched nothing."""
-    sides = sorted({f"{r['model']}@{r['agent']}" for r in results})
+    sides = sorted({f"{r.model}@{r.agent}" for r in results})
     if not sides:
         return ""
     shown = ", ".join(label(side) for side in sides[:SIDES_NAMED])
@@ -69,11 +69,11 @@ ONE_PER_SIDE = (("model", "models"), ("driver", "drivers"), ("agent", "agents"),
                 ("label", "labels"))
 
 
-def _one_of_each(tag: str, name: str, results: list[Result]) -> None:
+def _one_of_each(tag: str, name: str, results: list[Record]) -> None:
     """UsageError naming what side `tag` pools (models, drivers, agents or labels) and how
     to name one of them."""
     for field, plural in ONE_PER_SIDE:
-        values = sorted({str(r.get(field) or "") for r in results})
+        values = sorted({str(getattr(r, field) or "") for r in results})
         if len(values) < 2:
             continue
         shown = [label(v) if v else "(none)" for v in values]
@@ -82,21 +82,21 @@ def _one_of_each(tag: str, name: str, results: list[Result]) -> None:
         elif field == "label":
             how = "name one of the labels" if all(values) else "name a label, or model@agent"
         else:
-            model = label(str(results[0]["model"]))
+            model = label(str(results[0].model))
             how = "say " + " or ".join(f"{model}@{v}" for v in shown) + ", or a label"
         raise UsageError(f"{tag}={label(name)} pools {plural} {', '.join(shown[:-1])} and "
                          f"{shown[-1]}: {how}")
 
 
-def _side(name: str, results: list[Result]) -> Side:
-    per_task: dict[TaskKey, list[Result]] = {}
+def _side(name: str, results: list[Record]) -> Side:
+    per_task: dict[TaskKey, list[Record]] = {}
     for r in results:
-        per_task.setdefault((r["suite"], unit(r)), []).append(r)
+        per_task.setdefault((r.suite, unit(r)), []).append(r)
     counts, ttft, decode = {}, {}, {}
     for key, group in per_task.items():
         scored = [r for r in group if counts_against_model(r)]
-        counts[key] = (sum(r["result"] == "pass" for r in scored), len(scored))
-        figures = [credible(r["metrics"]) for r in group]
+        counts[key] = (sum(r.result == "pass" for r in scored), len(scored))
+        figures = [r.metrics for r in group]
         if (value := mean_known(f.get("ttft_ms") for f in figures)) is not None:
             ttft[key] = value
         if (value := mean_known(f.get("tokens_per_s") for f in figures)) is not None:
@@ -151,11 +151,11 @@ def _row(suite: str, keys: list[TaskKey], a: Side, b: Side) -> Row:
     )
 
 
-def compare(results: list[Result], a: str, b: str) -> Comparison:
+def compare(given: Sequence[Mapping[str, Any]], a: str, b: str) -> Comparison:
     """Sides `a` and `b` (SELECTOR_HELP) of `results`, paired by task; UsageError when a side
     has no results, pools models, drivers, agents or labels, a result belongs to both, or
     the sides share no task."""
-    results = without_retried_errors(results)
+    results = without_retried_errors(as_records(given))
     side_a = [r for r in results if matches(a, r)]
     side_b = [r for r in results if matches(b, r)]
     for name, side in ((a, side_a), (b, side_b)):
@@ -177,7 +177,7 @@ def compare(results: list[Result], a: str, b: str) -> Comparison:
     hashes: dict[tuple[int, TaskKey], set[str]] = {}
     for index, side in enumerate((side_a, side_b)):
         for r in side:
-            hashes.setdefault((index, (r["suite"], unit(r))), set()).add(r["task_hash"])
+            hashes.setdefault((index, (r.suite, unit(r))), set()).add(r.task_hash)
     changed = sum(hashes[(0, k)] != hashes[(1, k)] for k in paired)
     suites = list(dict.fromkeys(k[0] for k in paired))
     rows = [_row(s, [k for k in paired if k[0] == s], one, two) for s in suites]

@@ -11,9 +11,9 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 from benchrig.jsonsafe import finite
 from benchrig.metrics import mean_known
+from benchrig.record import Record
 from benchrig.textsafe import label
 
-Result = dict[str, Any]
 MIB = 1024 * 1024
 
 
@@ -57,8 +57,8 @@ class ContextFigures:
     load_time_s: float | None
 
 
-def _steps(result: Result) -> list[dict[str, Any]]:
-    context = (result.get("evidence") or {}).get("context")
+def _steps(result: Record) -> list[dict[str, Any]]:
+    context = (result.evidence or {}).get("context")
     steps = context.get("steps") if isinstance(context, dict) else None
     return [s for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
 
@@ -71,7 +71,7 @@ def _uncounted(record: dict[str, Any]) -> bool:
         {"result": "error", "error": error})
 
 
-def window_counts(result: Result) -> tuple[int, int]:
+def window_counts(result: Record) -> tuple[int, int]:
     """(windows found, windows that reached a verdict) of one context attempt: the one
     context figure every view counts (context_retrieval_pct). An attempt or step failed by
     infra or harness counts in neither; without step records, the attempt's checks."""
@@ -79,7 +79,7 @@ def window_counts(result: Result) -> tuple[int, int]:
         return 0, 0
     steps = _steps(result)
     if not steps:
-        return int(result["checks"]["passed"]), int(result["checks"]["total"])
+        return int(result.checks.passed), int(result.checks.total)
     decided = [s for s in steps if not _uncounted(s)]
     return sum(s.get("passed") is True for s in decided), len(decided)
 
@@ -128,11 +128,11 @@ def step_figures(task: str, window: int, records: list[dict[str, Any]]) -> StepF
         fill_method=_one(r.get("fill_method") for r in records))
 
 
-def spill_text(results: list[Result]) -> str:
+def spill_text(results: list[Record]) -> str:
     """The spill point over the attempts: one window, or the windows each run found."""
     found = []
     for result in results:
-        context = (result.get("evidence") or {}).get("context")
+        context = (result.evidence or {}).get("context")
         if isinstance(context, dict):
             point, note = context.get("spill_point"), context.get("spill_note")
             found.append(str(point) if isinstance(point, int) else label(str(note)))
@@ -144,7 +144,7 @@ def spill_text(results: list[Result]) -> str:
     return "varies: " + ", ".join(f"{k} ({v}×)" for k, v in sorted(counts.items()))
 
 
-def context_figures(results: list[Result]) -> ContextFigures:
+def context_figures(results: list[Record]) -> ContextFigures:
     """Per (scenario, window), in the scenario's order of windows; an attempt failed by
     infra or harness is left out (its steps say nothing of the model)."""
     results = [r for r in results if counts_against_model(r)]
@@ -153,7 +153,7 @@ def context_figures(results: list[Result]) -> ContextFigures:
         for record in _steps(result):
             window = record.get("window")
             if isinstance(window, int) and not isinstance(window, bool):
-                grouped.setdefault((str(result["task"]), window), []).append(record)
+                grouped.setdefault((str(result.task), window), []).append(record)
     steps = tuple(step_figures(task, window, records)
                   for (task, window), records in sorted(grouped.items()))
     loads = [s.load_time_s for s in steps]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from benchrig.plausible import credible
+from benchrig.record import Record
 
 # A TTFT taken while other attempts were in flight includes their queue (`--jobs 4` against
 # a one-slot server: 38.7 s against 6.3 s alone); every mean of TTFT says how many it holds.
@@ -13,15 +12,15 @@ IN_FLIGHT_NOTE = ("N in flight: that many of the TTFTs in the mean were measured
                   "attempts in flight (settings.in_flight > 1), so they include a queue")
 
 
-def crowded(result: dict[str, Any]) -> bool:
+def crowded(result: Record) -> bool:
     """Whether the attempt started with others in flight (absent in older results: no)."""
-    count = (result.get("settings") or {}).get("in_flight")
+    count = result.settings.get("in_flight")
     return isinstance(count, int) and not isinstance(count, bool) and count > 1
 
 
-def crowded_ttft(results: Iterable[dict[str, Any]]) -> int:
+def crowded_ttft(results: Iterable[Record]) -> int:
     """How many of these attempts have a TTFT measured with others in flight."""
-    return sum(crowded(r) and credible(r["metrics"]).get("ttft_ms") is not None
+    return sum(crowded(r) and r.metrics.get("ttft_ms") is not None
                for r in results)
 
 

@@ -4,10 +4,12 @@ read from."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from benchrig.attempts import Result, without_retried_errors
-from benchrig.plausible import credible
+from benchrig.attempts import without_retried_errors
+from benchrig.record import Record, as_records
 from benchrig.report.select import SettingsKey, settings_keys, variant_names
 
 
@@ -18,7 +20,7 @@ class Group:
 
     model: str  # as in the results; a renderer shows it through textsafe.label
     agent: str
-    results: list[Result]
+    results: list[Record]
     variant: str = ""  # what sets it apart from the model's other rows; "" if it has none
 
     @property
@@ -27,17 +29,14 @@ class Group:
         return f"{self.model} [{self.variant}]" if self.variant else self.model
 
 
-def grouped(results: list[Result]) -> list[Group]:
+def grouped(results: Sequence[Mapping[str, Any]]) -> list[Group]:
     """One group per (model, agent, settings), sorted by model, agent, then settings; an
     error that a later result of the same attempt replaced (`--retry-errors`) is left out.
-    Each result's `metrics` are its credible ones (plausible.credible)."""
-    groups: dict[tuple[str, str], dict[SettingsKey, list[Result]]] = {}
-    kept = without_retried_errors(results)
+    Each record's `metrics` are its credible ones already (record.from_json)."""
+    groups: dict[tuple[str, str], dict[SettingsKey, list[Record]]] = {}
+    kept = without_retried_errors(as_records(results))
     for result, key in zip(kept, settings_keys(kept), strict=True):
-        # the figures' plausibility is judged here, once per result, not at every mean
-        checked = {**result, "metrics": credible(result["metrics"])}
-        groups.setdefault((result["model"], result["agent"]), {}).setdefault(
-            key, []).append(checked)
+        groups.setdefault((result.model, result.agent), {}).setdefault(key, []).append(result)
     found = []
     for (model, agent), variants in sorted(groups.items()):
         names = variant_names(variants)

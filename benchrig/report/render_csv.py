@@ -6,11 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from benchrig.attempts import Result
 from benchrig.core.errors import counts_against_model
-from benchrig.plausible import credible
+from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.context import step_columns, step_values, windows
 from benchrig.report.disagreed import disagreement
@@ -193,21 +193,21 @@ def _name(value: object) -> str | None:
     return None if value is None else label(value)
 
 
-def render_attempts(results: list[Result]) -> str:
+def render_attempts(results: list[Record]) -> str:
     """`--format csv --per-attempt`: one row per result, figures as measured (implausible
     ones empty), names printable."""
     out = io.StringIO()
     write = writer(out)
     write(ATTEMPT_COLUMNS)
     for r in results:
-        settings, metrics = r["settings"], credible(r["metrics"])
-        error = r["error"] if isinstance(r.get("error"), dict) else {}
+        settings, metrics = r.settings, r.metrics
+        error = r.error if isinstance(r.error, dict) else {}
         write([
             *(_name(r.get(k)) for k in ("model", "agent", "driver", "provider", "label",
                                          "suite", "task", "task_hash")),
-            r.get("run_index"), _name(r["run_id"]), _name(r["started_at"]), r["result"],
-            _name(error.get("kind")), counts_against_model(r), r["checks"]["passed"],
-            r["checks"]["total"], r["truncated"], _name(r["finish_reason"]),
+            r.run_index, _name(r.run_id), _name(r.started_at), r.result,
+            _name(error.get("kind")), counts_against_model(r), r.checks.passed,
+            r.checks.total, r.truncated, _name(r.finish_reason),
             *(settings.get(k) for k in ("temperature", "max_tokens", "context_size", "think",
                                          "in_flight")),
             *(metrics.get(k) for k in ("wall_s", "ttft_ms", "tokens_per_s",
@@ -218,6 +218,6 @@ def render_attempts(results: list[Result]) -> str:
     return out.getvalue()
 
 
-def _disagreed(metrics: Result) -> str:
+def _disagreed(metrics: Mapping[str, Any]) -> str:
     """The figures the agent's own report disagreed on, `;`-joined (names made short)."""
     return ";".join(label(name) for name in disagreement(metrics))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
+from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
@@ -31,7 +32,7 @@ from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
 from benchrig.report.tooluse import tool_figures
-from benchrig.report.viewer import island, payload
+from benchrig.report.viewer import island_parts, payload_parts
 from benchrig.suites import SUITES
 from benchrig.textsafe import label, printable
 
@@ -77,7 +78,7 @@ class Bar:
 def _by_suite(group: Group, card: ModelCard) -> dict[str, Estimate | None]:
     """A group's pass rate on each line of its scorecard (a suite, or an imported pack's
     own); none for the speed suite, which measures and has no verdicts to rate."""
-    per_suite: dict[str, list[Json]] = {}
+    per_suite: dict[str, list[Record]] = {}
     for r in group.results:
         per_suite.setdefault(card.line(r), []).append(r)
     return {suite: None if suite == UNRATED else pass_rate(task_counts(results))
@@ -125,7 +126,7 @@ def _context_chart(groups: list[Group]) -> Json | None:
     one per attempt at the sum of its windows). None when no row has a step."""
     series = []
     for i, group in enumerate(groups):
-        steps = context_figures([r for r in group.results if r["suite"] == "context"]).steps
+        steps = context_figures([r for r in group.results if r.suite == "context"]).steps
         windows: dict[int, list[StepFigures]] = {}
         for step in steps:
             windows.setdefault(step.window, []).append(step)
@@ -168,7 +169,7 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
     with an empty denominator is n/a, drawn as no bar)."""
     rows = []
     for i, group in enumerate(groups):
-        tools = [r for r in group.results if r["suite"] == "tool_use"]
+        tools = [r for r in group.results if r.suite == "tool_use"]
         if not tools:
             continue
         f = tool_figures(tools)
@@ -184,10 +185,13 @@ def _tool_rates(groups: list[Group]) -> list[Json]:
 
 def context(report: Report, filters: str = "", served: bool = False,
             packs: tuple[str, ...] = (),
-            sidecar_of: Callable[[Json], Json | None] | None = None) -> Json:
+            sidecar_of: Callable[[Record], Json | None] | None = None,
+            data: str | None = None) -> Json:
     """Everything the template shows, computed and made safe here (`served`: the page is
     `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
-    pack's own score line, pass@k over its problems, shown apart from the suites' rates)."""
+    pack's own score line, pass@k over its problems, shown apart from the suites' rates;
+    `data`: what stands for the sample browser's data, which `render_html_parts` writes
+    in pieces; by default the data itself)."""
     groups = report.groups
     names = [label(f"{g.name} · {g.agent}") for g in groups]
     table = task_table(groups)
@@ -229,11 +233,8 @@ def context(report: Report, filters: str = "", served: bool = False,
         "packs": [printable(line) for line in packs],
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice
-        "data": "" if served else island({**payload(everything, True, sidecar_of,
-                                  [i for i, g in enumerate(groups) for _ in g.results]),
-                        "served": False,
-                        "pins": {"groups": names,
-                                 "tasks": [[label(s), label(t)] for s, t in table.tasks]}}),
+        "data": "" if served else data if data is not None else "".join(
+            island_parts(_data(report, sidecar_of))),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
                            "differs": table.differs((s, t)),
@@ -274,15 +275,49 @@ def _policy(style: str, script: str, served: bool, frames: bool = False) -> str:
             f"connect-src {connect}" + ("; frame-src 'self'" if frames else ""))
 
 
+def _data(report: Report, sidecar_of: Callable[[Record], Json | None] | None
+          ) -> dict[str, Any]:
+    """The sample browser's data for a static page, its rows and details as iterators."""
+    groups = report.groups
+    table = task_table(groups)
+    return {**payload_parts([r for g in groups for r in g.results], True, sidecar_of,
+                            [i for i, g in enumerate(groups) for _ in g.results]),
+            "served": False,
+            "pins": {"groups": [label(f"{g.name} · {g.agent}") for g in groups],
+                     "tasks": [[label(s), label(t)] for s, t in table.tasks]}}
+
+
+# Stands for the data in the page until it is written: no text of the page's can hold it
+# (outside text reaches the page escaped, and this has no character that escaping keeps).
+_MARK = "\x00benchrig-data\x00"
+
+
+def render_html_parts(report: Report, filters: str = "", served: bool = False,
+                      packs: tuple[str, ...] = (),
+                      sidecar_of: Callable[[Record], Json | None] | None = None
+                      ) -> Iterator[str]:
+    """`render_html`'s page in pieces, the sample browser's data an attempt at a time: a
+    report over 100,000 results never holds its page (hundreds of MB) in memory."""
+    template, style, script = _page("report.html.j2")
+    page = template.render(**context(report, filters, served, packs, sidecar_of,
+                                     data=_MARK),
+                           style=style, script=script, policy=_policy(style, script, served))
+    if served:
+        yield page
+        return
+    head, tail = page.split(_MARK)
+    yield head
+    yield from island_parts(_data(report, sidecar_of))
+    yield tail
+
+
 def render_html(report: Report, filters: str = "", served: bool = False,
                 packs: tuple[str, ...] = (),
-                sidecar_of: Callable[[Json], Json | None] | None = None) -> str:
+                sidecar_of: Callable[[Record], Json | None] | None = None) -> str:
     """The whole page: the template filled with `context`, its own style and script
     allowed by hash in the Content-Security-Policy, nothing else (`served`: the report
     part of `benchrig view`'s page, without the sample browser its shell holds)."""
-    template, style, script = _page("report.html.j2")
-    return template.render(**context(report, filters, served, packs, sidecar_of), style=style,
-                           script=script, policy=_policy(style, script, served))
+    return "".join(render_html_parts(report, filters, served, packs, sidecar_of))
 
 
 def render_shell(results: int) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
+from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.context import window_counts
@@ -38,19 +39,19 @@ Json = dict[str, Any]
 UNRATED = "speed"  # the suite that measures: its attempts have no verdict to rate
 
 
-def task_counts(results: list[dict[str, Any]]) -> list[TaskCount]:
+def task_counts(results: list[Record]) -> list[TaskCount]:
     """(passes, attempts that reached a verdict) of each task in `results`; a context
     attempt counts by window (found, windows with a verdict), as the table and its card do."""
     tally: dict[tuple[str, str], list[int]] = {}
     for r in results:
         if counts_against_model(r):
-            counts = tally.setdefault((r["suite"], unit(r)), [0, 0])
-            if r["suite"] == "context" and r["result"] in ("pass", "fail"):
+            counts = tally.setdefault((r.suite, unit(r)), [0, 0])
+            if r.suite == "context" and r.result in ("pass", "fail"):
                 found, decided = window_counts(r)
                 counts[0] += found
                 counts[1] += decided
                 continue
-            counts[0] += r["result"] == "pass"
+            counts[0] += r.result == "pass"
             counts[1] += 1
     return [(c, n) for c, n in tally.values()]
 
@@ -93,7 +94,7 @@ def _context(card: SuiteCard) -> Json:
     }
 
 
-def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
+def _suite(card: SuiteCard, results: list[Record]) -> Json:
     extra: Json = {}
     if card.tools is not None:
         extra["tool_use"] = _tool_use(card.tools)
@@ -118,8 +119,8 @@ def _suite(card: SuiteCard, results: list[dict[str, Any]]) -> Json:
 
 def _settings(group: Group) -> Json:
     first = group.results[0]
-    return {**{name: first["settings"].get(name) for name in OUTCOME_SETTINGS},
-            "label": first.get("label")}
+    return {**{name: first.settings.get(name) for name in OUTCOME_SETTINGS},
+            "label": first.label}
 
 
 def _row(row: ModelRow) -> Json:
@@ -134,7 +135,7 @@ def _row(row: ModelRow) -> Json:
 def summary_json(report: Report) -> Json:
     models = []
     for group, row, card in zip(report.groups, report.rows, report.cards, strict=True):
-        per_suite: dict[str, list[dict[str, Any]]] = {}
+        per_suite: dict[str, list[Record]] = {}
         for r in group.results:  # by the card's lines: a pack's tasks are its own
             per_suite.setdefault(card.line(r), []).append(r)
         models.append({

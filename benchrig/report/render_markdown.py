@@ -3,9 +3,9 @@ rows."""
 
 from __future__ import annotations
 
-from benchrig.attempts import Result
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
+from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.crowding import IN_FLIGHT_NOTE, crowded_ttft
 from benchrig.report.disagreed import DISAGREE_NOTE
@@ -48,23 +48,23 @@ def render_table(rows: list[ModelRow]) -> str:
 
 def _task_rows(group: Group, card: ModelCard) -> list[str]:
     """One row per task of the card's group, in the card's suite order, then by task."""
-    tasks: dict[tuple[str, str], list[Result]] = {}
+    tasks: dict[tuple[str, str], list[Record]] = {}
     for r in group.results:
-        tasks.setdefault((card.line(r), label(r["task"])), []).append(r)
+        tasks.setdefault((card.line(r), label(r.task)), []).append(r)
     order = list(card.suites)
     rows = []
     for (suite, task), attempts in sorted(tasks.items(), key=lambda i: (order.index(i[0][0]),
                                                                          i[0][1])):
         scored = [r for r in attempts if counts_against_model(r)]
-        passed = f"{sum(r['result'] == 'pass' for r in scored)}/{len(scored)}" if scored else "—"
-        errors = len([r for r in attempts if r["result"] == "error"]) - len(
-            [r for r in scored if r["result"] == "error"])
+        passed = f"{sum(r.result == 'pass' for r in scored)}/{len(scored)}" if scored else "—"
+        errors = len([r for r in attempts if r.result == "error"]) - len(
+            [r for r in scored if r.result == "error"])
         if errors:
             passed = (f"{passed}, " if scored else "") + errors_text(errors)
-        checks = sum(r["checks"]["total"] for r in scored)
-        checks_text = f"{sum(r['checks']['passed'] for r in scored)}/{checks}" if checks else "—"
-        cut = sum(bool(r["truncated"]) for r in attempts)
-        metrics = [r["metrics"] for r in attempts]
+        checks = sum(r.checks.total for r in scored)
+        checks_text = f"{sum(r.checks.passed for r in scored)}/{checks}" if checks else "—"
+        cut = sum(bool(r.truncated) for r in attempts)
+        metrics = [r.metrics for r in attempts]
         mean_ttft = mean_metric(metrics, "ttft_ms")
         rate = mean_metric(metrics, "tokens_per_s")
         prefill = mean_metric(metrics, "prefill_tokens_per_s")

@@ -10,14 +10,14 @@ again by `--retry-errors` stays in its run. A suite's interval is the range
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
-from benchrig.plausible import credible
+from benchrig.record import Record, as_records
 from benchrig.report.context import ContextFigures, context_figures, window_counts
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
@@ -26,7 +26,6 @@ from benchrig.report.tooluse import ToolFigures, tool_figures
 from benchrig.suites import COMPOSITE, SUITES, UNTIMED
 from benchrig.textsafe import label
 
-Result = dict[str, Any]
 # Suites scored by their checks, not by whole tasks: coding by assertion, context by window
 # (context_retrieval_pct: the share of windows whose needle was found).
 BY_CHECKS = ("coding", "context")
@@ -132,25 +131,25 @@ class ModelCard:
     ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
     packs: Mapping[str, str] = field(default_factory=dict)  # pack task id → pack name
 
-    def line(self, result: Mapping[str, Any]) -> str:
+    def line(self, result: Record) -> str:
         """The key of `suites` a result is counted under: its pack's name for a task of an
         imported pack, else its suite (printable, as the keys are)."""
-        return label(self.packs.get(str(result["task"])) or result["suite"])
+        return label(self.packs.get(str(result.task)) or result.suite)
 
 
-def line_of(result: Mapping[str, Any], packs: Mapping[str, str]) -> str:
+def line_of(result: Record, packs: Mapping[str, str]) -> str:
     """A result's scorecard line, unprinted: its pack's name or its suite."""
-    return packs.get(str(result["task"])) or str(result["suite"])
+    return packs.get(str(result.task)) or str(result.suite)
 
 
-def pack_pass_at(results: list[Result]) -> tuple[dict[int, float], int]:
+def pack_pass_at(results: list[Record]) -> tuple[dict[int, float], int]:
     """pass@k over a pack's problems (k = 1, and the fewest counted attempts of a problem
     when more), from the attempts that count against the model; and how many problems."""
     counts: dict[str, list[int]] = {}
     for r in _scored(results):
         found = counts.setdefault(unit(r), [0, 0])
         found[0] += 1
-        found[1] += r["result"] == "pass"
+        found[1] += r.result == "pass"
     if not counts:
         return {}, 0
     runs = min(n for n, _ in counts.values())
@@ -158,18 +157,18 @@ def pack_pass_at(results: list[Result]) -> tuple[dict[int, float], int]:
              for k in sorted({1, runs})}, len(counts))
 
 
-def _ttft_s(result: Result) -> float | None:
-    ttft = credible(result["metrics"]).get("ttft_ms")
+def _ttft_s(result: Record) -> float | None:
+    ttft = result.metrics.get("ttft_ms")
     return None if ttft is None else ttft / 1000.0
 
 
-def by_run(results: list[Result]) -> list[list[Result]]:
+def by_run(results: Iterable[Mapping[str, Any]]) -> list[list[Record]]:
     """Attempts grouped into runs: the k-th attempt of each task (by run index, then start
     time: attempts.run_order) → run k."""
-    per_task: dict[str, list[Result]] = {}
-    for result in results:
+    per_task: dict[str, list[Record]] = {}
+    for result in as_records(results):
         per_task.setdefault(unit(result), []).append(result)
-    runs: list[list[Result]] = []
+    runs: list[list[Record]] = []
     for attempts in per_task.values():
         for index, result in enumerate(run_order(attempts)):
             if index == len(runs):
@@ -178,89 +177,90 @@ def by_run(results: list[Result]) -> list[list[Result]]:
     return runs
 
 
-def _span(runs: list[list[Result]], figure: Callable[[list[Result]], float | None],
+def _span(runs: list[list[Record]], figure: Callable[[list[Record]], float | None],
           ) -> Span | None:
     values = [v for v in (figure(run) for run in runs) if v is not None]
     return Span(min(values), max(values), len(values)) if values else None
 
 
-def _scored(results: list[Result]) -> list[Result]:
+def _scored(results: list[Record]) -> list[Record]:
     """The attempts a rate is over: verdicts and the model's own errors (errors.py)."""
     return [r for r in results if counts_against_model(r)]
 
 
-def _rate(results: list[Result]) -> float | None:
+def _rate(results: list[Record]) -> float | None:
     scored = _scored(results)
-    return sum(r["result"] == "pass" for r in scored) / len(scored) if scored else None
+    return sum(r.result == "pass" for r in scored) / len(scored) if scored else None
 
 
-def checks_of(result: Result) -> tuple[int, int]:
+def checks_of(result: Record) -> tuple[int, int]:
     """(checks passed, checks counted) of a scored attempt: context by window, with the
     windows failed by infra or harness left out (context.window_counts); else its checks."""
-    if result["suite"] == "context":
+    if result.suite == "context":
         return window_counts(result)
-    return result["checks"]["passed"], result["checks"]["total"]
+    return result.checks.passed, result.checks.total
 
 
-def _checks(results: list[Result]) -> tuple[int, int]:
+def _checks(results: list[Record]) -> tuple[int, int]:
     counted = [checks_of(r) for r in _scored(results)]
     return sum(c[0] for c in counted), sum(c[1] for c in counted)
 
 
-def _checks_rate(results: list[Result]) -> float | None:
+def _checks_rate(results: list[Record]) -> float | None:
     passed, total = _checks(results)
     return passed / total if total else None
 
 
-def _decode(results: list[Result]) -> float | None:
-    return mean_metric((r["metrics"] for r in results), "tokens_per_s")
+def _decode(results: list[Record]) -> float | None:
+    return mean_metric((r.metrics for r in results), "tokens_per_s")
 
 
-def _token_sum(results: list[Result], key: str) -> int | None:
-    values: list[Any] = [credible(r["metrics"]).get(key) for r in results]
+def _token_sum(results: list[Record], key: str) -> int | None:
+    values: list[Any] = [r.metrics.get(key) for r in results]
     return None if not values or any(v is None for v in values) else sum(values)
 
 
-def _finishes(results: list[Result]) -> dict[str, int]:
-    return dict(sorted(Counter(label(r["finish_reason"]) for r in results
-                               if r["finish_reason"] is not None).items()))
+def _finishes(results: list[Record]) -> dict[str, int]:
+    return dict(sorted(Counter(label(r.finish_reason) for r in results
+                               if r.finish_reason is not None).items()))
 
 
-def _floored(results: list[Result]) -> bool:
-    return any_floored(r["metrics"] for r in results)
+def _floored(results: list[Record]) -> bool:
+    return any_floored(r.metrics for r in results)
 
 
-def speed_figures(results: list[Result]) -> tuple[SpeedFigures, ...]:
+def speed_figures(results: list[Record]) -> tuple[SpeedFigures, ...]:
     """Per speed task: a short prompt and a sustained generation measure different things."""
-    tasks: dict[str, list[Result]] = {}
+    tasks: dict[str, list[Record]] = {}
     for result in results:
-        tasks.setdefault(result["task"], []).append(result)
+        tasks.setdefault(result.task, []).append(result)
     return tuple(SpeedFigures(
         task=label(task),
         decode_tps=_decode(group),
         decode_floored=_floored(group),
         decode_span=_span(by_run(group), _decode),
-        prefill_tps=mean_metric((r["metrics"] for r in group), "prefill_tokens_per_s"),
+        prefill_tps=mean_metric((r.metrics for r in group), "prefill_tokens_per_s"),
         avg_ttft_s=mean_known(_ttft_s(r) for r in group),
-        output_tokens=mean_metric((r["metrics"] for r in group), "output_tokens"),
+        output_tokens=mean_metric((r.metrics for r in group), "output_tokens"),
         finish_reasons=_finishes(group),
         ttft_in_flight=crowded_ttft(group),
     ) for task, group in sorted(tasks.items()))
 
 
-def all_greedy(results: list[Result], runs: int) -> bool:
+def all_greedy(results: list[Record], runs: int) -> bool:
     """Two runs or more, and every attempt that reached a verdict was sent temperature 0:
     greedy decoding repeats one generation, so the runs are not samples (a range shows no
     sampling variance). Unknown temperatures (agents, replay) are never called greedy."""
-    decided = [r for r in results if r["result"] != "error"]
+    decided = [r for r in results if r.result != "error"]
     return runs >= 2 and bool(decided) and all(
-        r["settings"].get("temperature") == 0 for r in decided)
+        r.settings.get("temperature") == 0 for r in decided)
 
 
-def suite_card(suite: str, results: list[Result],
-               runs: list[list[Result]] | None = None, pack: bool = False) -> SuiteCard:
+def suite_card(suite: str, given: Sequence[Mapping[str, Any]],
+               runs: list[list[Record]] | None = None, pack: bool = False) -> SuiteCard:
     """`runs`: by_run(results), when the caller has it already; `pack`: `suite` is an
     imported pack's name, its line scored by pass@k (out of the composite)."""
+    results = as_records(given)
     runs = by_run(results) if runs is None else runs
     pass_at, problems = pack_pass_at(results) if pack else (None, 0)
     scored = _scored(results)
@@ -268,13 +268,13 @@ def suite_card(suite: str, results: list[Result],
     return SuiteCard(
         suite=label(suite),
         runs=len(runs),
-        passed=sum(r["result"] == "pass" for r in scored),
+        passed=sum(r.result == "pass" for r in scored),
         scored=len(scored),
-        errors=sum(r["result"] == "error" and not counts_against_model(r) for r in results),
+        errors=sum(r.result == "error" and not counts_against_model(r) for r in results),
         checks_passed=checks_passed,
         checks_total=checks_total,
-        truncated=sum(bool(r["truncated"]) for r in results),
-        truncated_thinking=sum(bool(r.get("truncated_thinking")) for r in results),
+        truncated=sum(bool(r.truncated) for r in results),
+        truncated_thinking=sum(bool(r.truncated_thinking) for r in results),
         avg_ttft_s=mean_known(_ttft_s(r) for r in results),
         rate_span=_span(runs, _rate),
         checks_span=_span(runs, _checks_rate),
@@ -282,10 +282,10 @@ def suite_card(suite: str, results: list[Result],
         output_tokens=_token_sum(results, "output_tokens"),
         decode_tps=_decode(results),
         decode_floored=_floored(results),
-        prefill_tps=mean_metric((r["metrics"] for r in results), "prefill_tokens_per_s"),
+        prefill_tps=mean_metric((r.metrics for r in results), "prefill_tokens_per_s"),
         finish_reasons=_finishes(results),
-        max_checks=max((r["checks"]["total"] for r in results), default=0),
-        avg_output_tokens=mean_metric((r["metrics"] for r in results), "output_tokens"),
+        max_checks=max((r.checks.total for r in results), default=0),
+        avg_output_tokens=mean_metric((r.metrics for r in results), "output_tokens"),
         speed=speed_figures(results) if suite == "speed" else (),
         deterministic=all_greedy(results, len(runs)),
         tools=tool_figures(results) if suite == "tool_use" else None,
@@ -296,11 +296,11 @@ def suite_card(suite: str, results: list[Result],
     )
 
 
-def _composite_span(results: list[Result], suites: tuple[str, ...],
-                    known: dict[str, list[list[Result]]]) -> Span | None:
+def _composite_span(results: list[Record], suites: tuple[str, ...],
+                    known: dict[str, list[list[Record]]]) -> Span | None:
     """Composite of each run (mean of that run's suite scores), then their range. `known`:
     the runs of each suite already grouped."""
-    per_suite = {s: known[s] if s in known else by_run([r for r in results if r["suite"] == s])
+    per_suite = {s: known[s] if s in known else by_run([r for r in results if r.suite == s])
                  for s in suites}
     count = max((len(runs) for runs in per_suite.values()), default=0)
     values = []
@@ -313,13 +313,13 @@ def _composite_span(results: list[Result], suites: tuple[str, ...],
     return Span(min(values), max(values), len(values)) if values else None
 
 
-def model_card(model: str, agent: str, results: list[Result],
+def model_card(model: str, agent: str, results: list[Record],
                packs: Mapping[str, str] | None = None) -> ModelCard:
     """`packs`: each imported pack's task id → its name; those tasks make their pack's own
     line, out of their suite's (a HumanEval attempt is not a bundled coding task)."""
     packs = packs or {}
     order = {name: i for i, name in enumerate(SUITES)}
-    grouped: dict[str, list[Result]] = {}
+    grouped: dict[str, list[Record]] = {}
     for result in results:
         grouped.setdefault(line_of(result, packs), []).append(result)
     runs = {s: by_run(group) for s, group in grouped.items()}  # once per line
@@ -334,9 +334,9 @@ def model_card(model: str, agent: str, results: list[Result],
         composite=mean_known(suites[s].score for s in scoring),
         composite_span=_composite_span(results, scoring, runs),
         composite_suites=scoring,
-        avg_ttft_s=mean_known(_ttft_s(r) for r in results if r["suite"] not in UNTIMED),
+        avg_ttft_s=mean_known(_ttft_s(r) for r in results if r.suite not in UNTIMED),
         truncated=sum(card.truncated for card in suites.values()),
-        ttft_in_flight=crowded_ttft(r for r in results if r["suite"] not in UNTIMED),
+        ttft_in_flight=crowded_ttft(r for r in results if r.suite not in UNTIMED),
         packs=packs,
     )
 

@@ -5,14 +5,13 @@ changed between results."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchrig.attempts import unit
 from benchrig.core.errors import UsageError
-
-Result = dict[str, Any]
+from benchrig.record import Record, as_records
 
 # The settings that change an outcome: results that differ in one are never one row.
 OUTCOME_SETTINGS = ("temperature", "max_tokens", "think", "context_size")
@@ -30,9 +29,9 @@ def parse_since(text: str) -> dt.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
-def _started(result: Result) -> dt.datetime | None:
+def _started(result: Record) -> dt.datetime | None:
     try:
-        moment = dt.datetime.fromisoformat(result["started_at"])
+        moment = dt.datetime.fromisoformat(result.started_at)
     except (TypeError, ValueError):
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
@@ -48,15 +47,15 @@ class Filters:
     drivers: tuple[str, ...] = ()  # the driver, or the agent slot it filled
     since: dt.datetime | None = None
 
-    def keeps(self, result: Result) -> bool:
-        if self.models and result["model"] not in self.models:
+    def keeps(self, result: Record) -> bool:
+        if self.models and result.model not in self.models:
             return False
-        if self.suites and result["suite"] not in self.suites:
+        if self.suites and result.suite not in self.suites:
             return False
-        if self.labels and result.get("label") not in self.labels:
+        if self.labels and result.label not in self.labels:
             return False
-        if self.drivers and result["driver"] not in self.drivers and \
-                result["agent"] not in self.drivers:
+        if self.drivers and result.driver not in self.drivers and \
+                result.agent not in self.drivers:
             return False
         if self.since is not None:
             started = _started(result)
@@ -64,23 +63,25 @@ class Filters:
         return True
 
 
-def selected(results: list[Result], filters: Filters) -> list[Result]:
+def selected(results: Sequence[Mapping[str, Any]], filters: Filters) -> list[Record]:
+    """The results `filters` keeps, as records (record.as_records)."""
+    records = as_records(results)
     if filters == Filters():
-        return results
-    return [r for r in results if filters.keeps(r)]
+        return records
+    return [r for r in records if filters.keeps(r)]
 
 
-def settings_key(result: Result) -> SettingsKey:
+def settings_key(result: Record) -> SettingsKey:
     """What a row is keyed on beside model and agent: the outcome-changing settings and the
     `--label` (results written before labels existed have none). The settings asked for
     (`<name>_requested`), not those a runtime confirmed: an attempt that failed before
     anything was sent confirms none, and still belongs to its experiment's row."""
-    settings = result["settings"]
+    settings = result.settings
     return (*(settings[asked] if asked in settings else settings.get(name)
-              for asked, name in _ASKED), result.get("label"))
+              for asked, name in _ASKED), result.label)
 
 
-def settings_keys(results: Sequence[Result]) -> list[SettingsKey]:
+def settings_keys(results: Sequence[Record]) -> list[SettingsKey]:
     """Each result's row key (`settings_key`) keeping, of the outcome settings, only those
     that take more than one value for one task of one model and agent: a value a task or a
     suite sets for itself (a speed task's max tokens, a suite's think default) differs
@@ -91,13 +92,13 @@ def settings_keys(results: Sequence[Result]) -> list[SettingsKey]:
     first: dict[tuple[Any, Any, Any], SettingsKey] = {}  # per task: the first key seen
     varying: dict[tuple[Any, Any], set[int]] = {}
     for result, key in zip(results, keys, strict=True):
-        seen = first.setdefault((result["model"], result["agent"], result["task"]), key)
+        seen = first.setdefault((result.model, result.agent, result.task), key)
         if seen is not key and seen[:count] != key[:count]:
-            varying.setdefault((result["model"], result["agent"]), set()).update(
+            varying.setdefault((result.model, result.agent), set()).update(
                 i for i in range(count) if seen[i] != key[i])
     unset = (None,) * count
     return [(*(key[i] if i in counted else None for i in range(count)), key[-1])
-            if (counted := varying.get((r["model"], r["agent"]))) else (*unset, key[-1])
+            if (counted := varying.get((r.model, r.agent))) else (*unset, key[-1])
             for r, key in zip(results, keys, strict=True)]
 
 
@@ -121,11 +122,11 @@ def variant_names(keys: Iterable[SettingsKey]) -> dict[SettingsKey, str]:
             for key in keys}
 
 
-def changed_tasks(results: Iterable[Result]) -> dict[str, int]:
+def changed_tasks(results: Iterable[Record]) -> dict[str, int]:
     """Task (a dataset task's sample: `task#id`) → how many versions of its file and row
     (`task_hash`) the results hold, for each with more than one: their results are pooled in
     a row, so the reader is told."""
     hashes: dict[str, set[str]] = {}
     for result in results:
-        hashes.setdefault(unit(result), set()).add(result["task_hash"])
+        hashes.setdefault(unit(result), set()).add(result.task_hash)
     return {task: len(found) for task, found in sorted(hashes.items()) if len(found) > 1}

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, caveat, mean_metric
+from benchrig.record import Record
 from benchrig.report.context import window_counts
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.disagreed import disagreeing
 from benchrig.report.grouping import Group
 from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
-
-Result = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -56,18 +54,18 @@ class ModelRow:
         return self.passed / self.scored if self.scored else None
 
 
-def _verdicts(group: list[Result]) -> tuple[int, int]:
+def _verdicts(group: list[Record]) -> tuple[int, int]:
     """(passed, failed), each context attempt counted by window as the scorecard's
     context_retrieval_pct is (so the table and the card show one figure), the others by
     attempt; a counted error (timeout) is neither: ModelRow.scored adds it."""
     passed = failed = 0
     for r in group:
-        if r["suite"] == "context" and r["result"] in ("pass", "fail"):
+        if r.suite == "context" and r.result in ("pass", "fail"):
             found, decided = window_counts(r)
             passed, failed = passed + found, failed + decided - found
         else:
-            passed += r["result"] == "pass"
-            failed += r["result"] == "fail"
+            passed += r.result == "pass"
+            failed += r.result == "fail"
     return passed, failed
 
 
@@ -75,10 +73,10 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
     """One row per (model, agent) group, in the groups' order."""
     rows = []
     for model, agent, group in ((g.name, g.agent, g.results) for g in groups):
-        outcomes = [r["result"] for r in group]
+        outcomes = [r.result for r in group]
         passed, failed = _verdicts(group)
         # tool conversations stay out of the legacy timing averages (suites.UNTIMED)
-        metrics = [r["metrics"] for r in group if r.get("suite") not in UNTIMED]
+        metrics = [r.metrics for r in group if r.suite not in UNTIMED]
         rows.append(ModelRow(
             model=label(model),
             agent=label(agent),
@@ -87,7 +85,7 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             failed=failed,
             errors=outcomes.count("error"),
             no_test=outcomes.count("no-test"),
-            counted_errors=sum(r["result"] == "error" and counts_against_model(r)
+            counted_errors=sum(r.result == "error" and counts_against_model(r)
                                for r in group),
             tokens_per_s=mean_metric(metrics, "tokens_per_s"),
             tokens_per_s_floored=any_floored(metrics),
@@ -96,8 +94,8 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             cost_usd=mean_metric(metrics, "cost_usd"),
             tokens_per_s_caveat=caveat(metrics, "tokens_per_s"),
             cost_caveat=caveat(metrics, "cost_usd"),
-            by_window=any(r["suite"] == "context" for r in group),
-            ttft_in_flight=crowded_ttft(r for r in group if r.get("suite") not in UNTIMED),
+            by_window=any(r.suite == "context" for r in group),
+            ttft_in_flight=crowded_ttft(r for r in group if r.suite not in UNTIMED),
             disagreements=disagreeing(group),
         ))
     return rows

@@ -4,13 +4,11 @@ unsupported cases and other errors are counted apart; an empty denominator is `n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from benchrig.core.errors import counts_against_model
+from benchrig.record import Record
 
-Result = dict[str, Any]
 # Each rate's name, as the CSV (`tool_use_<rate>`) and the JSON (`tool_use.<rate>`) give it
 # (empty / null on a zero denominator), then the counts outside every rate.
 TOOL_RATES = ("task_success", "selection", "arguments", "abstention", "false_calls",
@@ -51,22 +49,22 @@ class ToolFigures:
     unsupported: int  # the runtime or model cannot take tools: outside every rate
 
 
-def _turn_kinds(result: Mapping[str, Any]) -> tuple[int, int]:
+def _turn_kinds(result: Record) -> tuple[int, int]:
     """(call turns, answer turns) of an attempt without counts (a timeout), read from its
     check names (`turn N: call <tool>` / `turn N: answer`)."""
-    names = [str(d.get("name", "")) for d in result["checks"]["details"]]
+    names = result.checks.names
     return (sum(": call " in n for n in names), sum(n.endswith(": answer") for n in names))
 
 
-def tool_figures(results: list[Result]) -> ToolFigures:
+def tool_figures(results: list[Record]) -> ToolFigures:
     total: dict[str, int] = {}
     eligible = [r for r in results if counts_against_model(r)]
     timeouts = 0
     for result in eligible:
-        evidence = result.get("evidence") or {}
+        evidence = result.evidence or {}
         counts = (evidence.get("tool_use") or {}).get("counts")
         if not isinstance(counts, dict):  # a timeout: every planned turn failed
-            timeouts += result["result"] == "error"
+            timeouts += result.result == "error"
             calls, answers = _turn_kinds(result)
             counts = {"call_turns": calls, "answer_turns": answers}
         for key, value in counts.items():
@@ -74,7 +72,7 @@ def tool_figures(results: list[Result]) -> ToolFigures:
                 total[key] = total.get(key, 0) + value
     calls, answers = total.get("call_turns", 0), total.get("answer_turns", 0)
     return ToolFigures(
-        task_success=Rate(sum(r["result"] == "pass" for r in eligible), len(eligible)),
+        task_success=Rate(sum(r.result == "pass" for r in eligible), len(eligible)),
         selection=Rate(total.get("selection", 0), calls),
         arguments=Rate(total.get("arguments", 0), calls),
         abstention=Rate(total.get("abstention", 0), answers),
@@ -82,8 +80,8 @@ def tool_figures(results: list[Result]) -> ToolFigures:
         structured=Rate(total.get("structured", 0), calls),
         skipped_turns=total.get("skipped_turns", 0),
         timeouts=timeouts,
-        errors=sum(r["result"] == "error" and not counts_against_model(r) for r in results),
-        unsupported=sum(r["result"] == "unsupported" for r in results),
+        errors=sum(r.result == "error" and not counts_against_model(r) for r in results),
+        unsupported=sum(r.result == "unsupported" for r in results),
     )
 
 

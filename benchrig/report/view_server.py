@@ -10,7 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from benchrig.report.viewer import detail, island, payload, read_sidecar_file
+from benchrig.record import Record
+from benchrig.report.viewer import detail, island, payload, read_sidecar_file, whole
 from benchrig.textsafe import printable_lines
 
 TRANSCRIPT_CAP = 1 << 20  # characters of a transcript sent (it is made printable first)
@@ -27,13 +28,13 @@ class Site:
         self.shell = shell
         self.rows = b""
         self.report = b""
-        self.results: list[Json] = []
+        self.results: list[Record] = []
         self.transcripts: list[Path | None] = []  # a sidecar beside its result, or none
         self.rows_ready = threading.Event()
         self.rows_sent = threading.Event()  # a page has its rows: the report may take the CPU
         self.report_ready = threading.Event()
 
-    def set_results(self, results: list[Json], transcripts: list[Path | None]) -> None:
+    def set_results(self, results: list[Record], transcripts: list[Path | None]) -> None:
         """The results read: their rows made (only the fields a row shows), once."""
         self.results, self.transcripts = results, transcripts
         self.rows = island({**payload(results, embed_details=False),
@@ -46,12 +47,12 @@ class Site:
         self.report_ready.set()
 
 
-def sidecars(results: list[Json], folders: list[Path]) -> list[Path | None]:
+def sidecars(results: list[Record], folders: list[Path]) -> list[Path | None]:
     """Each result's transcript: a regular file named exactly as the result says, in one
     of the folders given. A name with a path in it (`../x`) is never looked up."""
     found: list[Path | None] = []
     for result in results:
-        name = result.get("transcript_file")
+        name = result.transcript_file
         path = None
         if isinstance(name, str) and name and Path(name).name == name and "\\" not in name:
             path = next((f / name for f in folders if (f / name).is_file()
@@ -119,7 +120,7 @@ def handler(site: Site) -> Callable[..., BaseHTTPRequestHandler]:
             if self.path.startswith("/attempt/") and (i := self._index("/attempt/")) is not None:
                 found = site.transcripts[i]
                 sidecar = read_sidecar_file(found) if found is not None else None
-                body = island(detail(site.results[i], sidecar))
+                body = island(detail(whole(site.results[i]), sidecar))
                 self._send(200, body.encode(), "application/json")
                 return
             i = self._index("/transcript/") if self.path.startswith("/transcript/") else None

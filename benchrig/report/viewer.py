@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import counts_against_model
+from benchrig.plausible import credible
+from benchrig.record import Record, to_json
 from benchrig.report.disagreed import disagreement
+from benchrig.result import Unreadable, read_valid
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]
@@ -55,28 +58,43 @@ def _number(value: Any) -> float | None:
     return round(float(value), 1)
 
 
-def row(result: Json, searchable: bool = True, group: int | None = None) -> list[Any]:
+def row(result: Record, searchable: bool = True, group: int | None = None) -> list[Any]:
     """One attempt as the browser's table shows and filters it (`searchable`: with its
     answer's excerpt, for a page that has no details to search and compare; `group`: the
     report's model row it is counted in, which a heat-map link pins)."""
-    error = result.get("error") if isinstance(result.get("error"), dict) else None
-    verdict = result["result"]  # pass, fail, error, unsupported or no-test
-    metrics = result.get("metrics") or {}
-    checks = result.get("checks") or {}
-    answer = printable(str(result.get("answer_excerpt") or ""), ANSWER_CAP) if searchable else ""
-    return [_name(str(result["model"])), _name(str(result.get("agent") or "—")),
-            _name(str(result.get("label") or "—")), _name(str(result["suite"])),
-            _name(str(result["task"])), _name(str(verdict)),
+    error = result.error if isinstance(result.error, dict) else None
+    verdict = result.result  # pass, fail, error, unsupported or no-test
+    metrics = result.metrics
+    answer = printable(str(result.answer_excerpt or ""), ANSWER_CAP) if searchable else ""
+    return [_name(str(result.model)), _name(str(result.agent or "—")),
+            _name(str(result.label or "—")), _name(str(result.suite)),
+            _name(str(result.task)), _name(str(verdict)),
             _name(str(error.get("kind"))) if error else "",
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
-            f"{checks.get('passed', 0)}/{checks.get('total', 0)}",
-            label(result.get("started_at") or ""), answer, group, _sample(result)]
+            f"{result.checks.passed}/{result.checks.total}",
+            label(result.started_at or ""), answer, group, _sample(result)]
 
 
-def _sample(result: Json) -> str:
+def _sample(result: Record) -> str:
     """A dataset task's sample id (its rows filter and sort by it), else —."""
-    sample = result.get("sample_id")
+    sample = result.sample_id
     return _name(sample) if isinstance(sample, str) else "—"
+
+
+def whole(record: Record) -> Json:
+    """All of one attempt, for its drill-down: its file read again (the record keeps only
+    what the views count), as hostile as the first time; where the file is gone, changed
+    or was never read (a record made in memory), what the record holds. Its figures are
+    the credible ones, as every view shows them."""
+    data = None
+    if record.path is not None:
+        try:
+            data = read_valid(record.path)
+        except Unreadable:
+            data = None
+    if data is None or data.get("run_id") != record.run_id:
+        data = to_json(record)
+    return {**data, "metrics": credible(data["metrics"])}
 
 
 def _metrics(metrics: Json) -> list[list[str]]:
@@ -168,14 +186,37 @@ def read_sidecar(lines: list[str]) -> Json:
     return found
 
 
-def island(data: Json) -> str:
-    """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
-    close the block or open a comment, whatever the outside text held."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+def _safe(text: str) -> str:
     for char, escaped in _ISLAND.items():
         if char in text:
             text = text.replace(char, escaped)
     return text
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def island(data: Json) -> str:
+    """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
+    close the block or open a comment, whatever the outside text held."""
+    return _safe(_dumps(data))
+
+
+def island_parts(data: Mapping[str, Any | Iterator[Any]]) -> Iterator[str]:
+    """`island(data)`, in pieces, a value given as an iterator written an item at a time
+    as a JSON array: the same text, never all of it in memory (100,000 attempts' details)."""
+    yield "{"
+    for index, (key, value) in enumerate(data.items()):
+        yield ("," if index else "") + _safe(_dumps(key)) + ":"
+        if not isinstance(value, Iterator):
+            yield _safe(_dumps(value))
+            continue
+        yield "["
+        for at, item in enumerate(value):
+            yield ("," if at else "") + _safe(_dumps(item))
+        yield "]"
+    yield "}"
 
 
 def read_sidecar_file(path: Path) -> Json:
@@ -188,22 +229,34 @@ def read_sidecar_file(path: Path) -> Json:
         return {}
 
 
-def payload(results: list[Json], embed_details: bool,
-            sidecar_of: Callable[[Json], Json | None] | None = None,
+def payload(results: list[Record], embed_details: bool,
+            sidecar_of: Callable[[Record], Json | None] | None = None,
             groups: list[int] | None = None) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
     sends them on demand), from the transcript sidecars where `sidecar_of` reads them
     (`groups`: each result's model row in the report, for the heat map's links)."""
-    data: Json = {"columns": list(COLUMNS),
-                  "rows": [row(r, not embed_details, None if groups is None else groups[i])
-                           for i, r in enumerate(results)],
-                  "caps": vars(STATIC) if embed_details else vars(SERVED)}
+    return {key: list(value) if isinstance(value, Iterator) else value
+            for key, value in payload_parts(results, embed_details, sidecar_of,
+                                            groups).items()}
+
+
+def payload_parts(results: list[Record], embed_details: bool,
+                  sidecar_of: Callable[[Record], Json | None] | None = None,
+                  groups: list[int] | None = None) -> dict[str, Any]:
+    """`payload` with its rows and details as iterators, made one attempt at a time as
+    `island_parts` writes them."""
     read = sidecar_of or (lambda _: None)
     # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
     # attempts, those without a pass first: 10,000 of them made a 50 MB page.
-    chosen = {id(r) for r in sorted(results, key=lambda r: r["result"] == "pass")
+    chosen = {id(r) for r in sorted(results, key=lambda r: r.result == "pass")
               [:SIDECAR_ATTEMPTS]}
-    data["details"] = ([detail(r, read(r) if id(r) in chosen else None, STATIC)
-                        for r in results] if embed_details else None)
-    data["sidecars"] = min(len(results), SIDECAR_ATTEMPTS) if embed_details else len(results)
-    return data
+    # one attempt's file read again at a time: never every whole result in memory at once
+    details = (detail(whole(r), read(r) if id(r) in chosen else None, STATIC)
+               for r in results)
+    return {"columns": list(COLUMNS),
+            "rows": (row(r, not embed_details, None if groups is None else groups[i])
+                     for i, r in enumerate(results)),
+            "caps": vars(STATIC) if embed_details else vars(SERVED),
+            "details": details if embed_details else None,
+            "sidecars": min(len(results), SIDECAR_ATTEMPTS) if embed_details
+            else len(results)}

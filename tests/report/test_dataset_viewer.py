@@ -4,19 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchrig.record import Record, from_json
 from benchrig.report.viewer import COLUMNS, payload
+from tests.helpers.result_sets import attempt
 
 VIEWER_JS = Path(__file__).resolve().parents[2] / "benchrig/report/templates/viewer.js"
 
 
-def _result(sample: str | None) -> dict[str, object]:
-    found: dict[str, object] = {"model": "m", "agent": "replay", "suite": "reasoning",
-                                "task": "capitals", "result": "pass", "metrics": {},
-                                "checks": {"passed": 1, "total": 1},
-                                "started_at": "2026-12-01T00:00:00Z"}
+def _result(sample: str | None) -> Record:
+    found = attempt("m", "capitals", "pass", agent="replay")
     if sample is not None:
         found["sample_id"] = sample
-    return found
+    return from_json(found)
 
 
 def test_rows_name_their_sample() -> None:

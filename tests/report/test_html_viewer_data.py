@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchrig.record import as_records
 from benchrig.report.build import build
 from benchrig.report.render_html import colour, context, render_html
 from benchrig.report.viewer import island, payload
@@ -20,7 +21,7 @@ CLOSER = "</script><script>document.title='pwned'</script><!--\u2028"
 def test_outside_text_cannot_close_the_json_island() -> None:
     """A model named, or an answer holding, `</script>` must stay data in the page."""
     results = [attempt(CLOSER, "t1", "fail", answer_excerpt=CLOSER, notes=CLOSER)]
-    text = island(payload(results, embed_details=True))
+    text = island(payload(as_records(results), embed_details=True))
     assert "<" not in text and ">" not in text and "\u2028" not in text
     assert json.loads(text)["details"][0]["notes"] == CLOSER.replace("\u2028", "\\u2028")
     page = render_html(build(results))

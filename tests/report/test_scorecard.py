@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchrig.record import as_records
 from benchrig.report import render
 from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import by_run, scorecards
@@ -28,7 +29,7 @@ def cards() -> dict[str, dict[str, object]]:
 
 def test_attempts_group_into_runs_by_start_time() -> None:
     alpha = [r for r in RESULTS if r["model"] == "alpha" and r["suite"] == "reasoning"]
-    runs = by_run(list(reversed(alpha)))  # file order does not matter, start time does
+    runs = by_run(as_records(reversed(alpha)))  # file order does not matter, start time does
     assert [len(run) for run in runs] == [12, 12, 12]
     assert [sum(r["result"] == "pass" for r in run) for run in runs] == [3, 7, 5]
 

@@ -13,6 +13,7 @@ from typing import Any
 from benchrig.checks.tools import unjudged_turns
 from benchrig.drivers import get_driver
 from benchrig.drivers.replay import ReplayDriver
+from benchrig.record import as_records
 from benchrig.report import render
 from benchrig.report.tooluse import Rate, tool_figures
 from benchrig.runner import Overrides, run_attempt, settings_for
@@ -64,7 +65,7 @@ def test_every_rate_has_exactly_its_denominator(tmp_path: Path) -> None:
     results = mixed(tmp_path)
     assert [r["result"] for r in results] == ["pass", "pass", "fail", "fail", "fail",
                                               "unsupported", "error", "error"]
-    f = tool_figures(results)
+    f = tool_figures(as_records(results))
     # eligible: the five verdicts and the timeout; unsupported and infra apart
     assert f.task_success == Rate(2, 6)
     assert (f.unsupported, f.errors, f.timeouts) == (1, 1, 1)

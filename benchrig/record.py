@@ -1,0 +1,139 @@
+"""The typed result record the views read: the few fields of a result file that summary,
+compare and report use, built by `from_json` from a validated result and back by `to_json`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import MISSING, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from benchrig.plausible import Credible, credible
+
+Json = dict[str, Any]
+
+# The nested parts a view reads, by key; the rest of each stays in the file (a whole
+# attempt's view re-reads it). Raw engine counters are the largest part of `metrics`.
+SETTINGS_KEPT = ("temperature", "max_tokens", "context_size", "think", "in_flight",
+                 "temperature_requested", "max_tokens_requested",
+                 "context_size_requested", "think_requested")
+EVIDENCE_KEPT = ("context", "tool_use")
+# The figures the views average or show, and why some were refused or partial (judged on
+# all of them first: plausible.credible).
+METRICS_KEPT = ("wall_s", "ttft_ms", "answer_ttft_ms", "tokens_per_s",
+                "tokens_per_s_floored", "prefill_tokens_per_s", "input_tokens",
+                "output_tokens", "thinking_tokens", "cost_usd", "load_time_s", "rejected",
+                "partial", "disagreement")
+# Text fields that repeat over thousands of results: one string object each.
+_NAMES = frozenset({"task", "model", "agent", "driver", "provider", "suite", "result",
+                    "task_hash", "finish_reason", "label", "sample_id"})
+
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """A result's checks as the views count them: passed, counted, and each one's name."""
+
+    passed: int
+    total: int
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Record(Mapping[str, Any]):
+    """One result as the views read it. To add a field: declare it here, named as its key
+    in the result file, with a default (None: older files lack it); `from_json` and
+    `to_json` follow the declaration. Read it as an attribute (`record.sample_id`)."""
+
+    task: str
+    model: str
+    agent: str
+    driver: str
+    provider: str | None
+    suite: str
+    started_at: str
+    run_id: str
+    result: str
+    task_hash: str
+    metrics: Credible  # its figures already judged credible (plausible.credible), once
+    checks: Checks
+    settings: Mapping[str, Any]  # SETTINGS_KEPT only
+    truncated: bool
+    finish_reason: str | None
+    error: Mapping[str, Any] | None  # kind, message, phase: a mapping, as errors reads it
+    answer_excerpt: str
+    notes: str
+    # fields newer than the first result files: None where a file has none
+    label: str | None = None
+    run_index: int | None = None
+    truncated_thinking: bool | None = None
+    evidence: Mapping[str, Any] | None = None  # EVIDENCE_KEPT only
+    transcript_file: str | None = None
+    sample_id: str | None = None  # a dataset task's sample (issue 25)
+    path: Path | None = None  # the file it was read from: a whole attempt is re-read there
+
+    # Read by key for the modules outside report/ that take a result as a mapping
+    # (errors.counts_against_model, attempts, packs.scores): the JSON's names, same values.
+    def __getitem__(self, key: str) -> Any:
+        if key in _KEYS:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_KEYS)
+
+    def __len__(self) -> int:
+        return len(_KEYS)
+
+
+_FIELDS = tuple(f.name for f in fields(Record))
+_KEYS = frozenset(_FIELDS) - {"path"}
+_SPECIAL = frozenset({"metrics", "checks", "settings", "evidence", "path"})
+# Each plain field with its value when a file lacks it (a required one never does).
+_PLAIN = tuple((f.name, None if f.default is MISSING else f.default)
+               for f in fields(Record) if f.name not in _SPECIAL)
+
+
+def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    if not isinstance(found, dict):
+        return None
+    return {key: found[key] for key in keys if key in found}
+
+
+def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
+    """The record of a result that passed validation (schema/result.schema.json): every
+    declared field from its key (missing in an older file: the field's default)."""
+    get = data.get
+    values = {name: get(name, default) for name, default in _PLAIN}
+    for name in _NAMES:
+        if type(value := values[name]) is str:
+            values[name] = sys.intern(value)
+    metrics = data["metrics"]
+    checks = data["checks"]
+    return Record(
+        **values,
+        metrics=Credible(_kept(credible(metrics), METRICS_KEPT) or {}),
+        checks=Checks(checks["passed"], checks["total"],
+                      tuple([sys.intern(str(d.get("name", ""))) for d in checks["details"]])),
+        settings=_kept(data["settings"], SETTINGS_KEPT) or {},
+        evidence=_kept(get("evidence"), EVIDENCE_KEPT),
+        path=path)
+
+
+def to_json(record: Record) -> Json:
+    """The record's fields as a result file names them (what it keeps, not the whole file:
+    the file itself has the rest). Checks come back with their names only."""
+    data: Json = {name: getattr(record, name) for name in _FIELDS if name not in _SPECIAL}
+    data["metrics"] = dict(record.metrics)
+    data["checks"] = {"passed": record.checks.passed, "total": record.checks.total,
+                      "details": [{"name": n} for n in record.checks.names]}
+    data["settings"] = dict(record.settings)
+    if record.evidence is not None:  # a file without evidence has no key
+        data["evidence"] = dict(record.evidence)
+    return data
+
+
+def as_records(results: Iterable[Mapping[str, Any]]) -> list[Record]:
+    """Each result as a record: a record as it is, a validated result's dict (a library
+    caller's, a run's just written) through `from_json`. What every view's entry takes."""
+    return [r if isinstance(r, Record) else from_json(r) for r in results]
