@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TASKS, Ran, benchrig
+from tests.conftest import Ran, benchrig
+from tests.helpers.context import scenario
 from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
@@ -16,16 +17,6 @@ pytestmark = pytest.mark.model
 WINDOWS = [512, 1024, 2048, 4096, 8192]
 PAST = 16384  # twice SmolLM2's trained context
 LONG_S = 3600  # 11,904 prompt tokens on one shared core: minutes when other work runs
-
-
-def scenario(folder: Path, name: str, steps: list[int]) -> Path:
-    text = (TASKS / "context-needle.md").read_text(encoding="utf-8")
-    path = folder / f"{name}.md"
-    path.write_text(text.replace("id: context-needle", f"id: {name}")
-                    .replace("steps: [512, 1024, 2048, 4096, 8192]", f"steps: {steps}"),
-                    encoding="utf-8")
-    return path
-
 
 
 @pytest.fixture(scope="module")
