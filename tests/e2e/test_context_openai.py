@@ -13,7 +13,7 @@ import pytest
 
 from benchrig.local.serve import EmbeddedServer, ServerConfig
 from benchrig.result import validate
-from tests.conftest import Ran, benchrig
+from tests.conftest import Ran, benchrig, cli_call
 from tests.helpers.context import scenario
 
 pytestmark = pytest.mark.model
@@ -65,7 +65,7 @@ def test_every_window_runs_through_the_server(ran: tuple[Ran, dict[str, Any], Pa
 
 def test_the_summary_shows_the_windows(ran: tuple[Ran, dict[str, Any], Path]) -> None:
     _, _, folder = ran
-    text = benchrig("summary", str(folder), results_dir=folder).stdout
+    text = cli_call("summary", str(folder), results_dir=folder).stdout
     assert "context_retrieval_pct " in text and "spill point n/a: CPU only" in text
     rows = [line.split() for line in text.splitlines() if line.startswith("      ")]
     assert [r[0] for r in rows] == ["window", *map(str, WINDOWS)]
