@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -51,6 +52,7 @@ def layer_of(module: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if name in layer)
 
 
+@functools.cache  # parsed once for every rule below: the source does not change in a run
 def imports() -> dict[str, set[str]]:
     """Module → the BenchRig modules it imports (at any depth of its code)."""
     graph: dict[str, set[str]] = {}

@@ -9,7 +9,7 @@ import pytest
 
 from benchrig.core.errors import TaskError
 from benchrig.spec import load_task
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 
 HEAD = """---
 id: t
@@ -64,6 +64,6 @@ def test_check_keys_are_checked_per_type(tmp_path: Path) -> None:
 def test_validate_reports_them_and_exits_2(tmp_path: Path, results_dir: Path) -> None:
     path = tmp_path / "t.md"
     path.write_text(f"{HEAD}check:\n  type: exact_or_contains\n---\n\nQ?\n", encoding="utf-8")
-    ran = benchrig("validate", str(path), results_dir=results_dir)
+    ran = cli_call("validate", str(path), results_dir=results_dir)
     assert ran.code == 2
     assert f"{path}: expected: required field is missing" in ran.stderr

@@ -16,7 +16,7 @@ from benchrig.checks.evaluators import (
     known_evaluator,
     words_to_number,
 )
-from tests.conftest import answer_file, benchrig
+from tests.conftest import answer_file, cli_call
 
 
 @pytest.mark.parametrize("answer", ["42", "42.0", " 42 ", "\t42\n", "84/2", "42.000"])
@@ -108,7 +108,7 @@ def test_a_typo_in_the_evaluator_still_scores_by_the_check_and_says_so(
         tmp_path: Path, results_dir: Path) -> None:
     path = answer_file(tmp_path, TASK, "typo.md")
     right = answer_file(tmp_path, "Final answer: 42")
-    ran = benchrig("run", str(path), "-m", "oracle", "-d", "replay", "-p", str(right),
+    ran = cli_call("run", str(path), "-m", "oracle", "-d", "replay", "-p", str(right),
                    results_dir=results_dir)
     assert ran.code == 0, ran.stderr
     events = [json.loads(line) for line in ran.stderr.splitlines() if line.startswith("{")]
@@ -117,6 +117,6 @@ def test_a_typo_in_the_evaluator_still_scores_by_the_check_and_says_so(
     assert "evaluator.unknown" not in ran.stdout  # an event is not data
     # "42.0" would pass under `numeric`; with the evaluator unknown, the check decides
     decimal = answer_file(tmp_path, "Final answer: 42.0", "b.md")
-    ran = benchrig("run", str(path), "-m", "oracle", "-d", "replay", "-p", str(decimal),
+    ran = cli_call("run", str(path), "-m", "oracle", "-d", "replay", "-p", str(decimal),
                    results_dir=results_dir)
     assert ran.code == 1 and "is not an accepted answer" in ran.stdout

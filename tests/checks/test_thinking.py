@@ -14,7 +14,7 @@ import pytest
 from benchrig.checks.normalize import final_text
 from benchrig.result import validate
 from benchrig.thinking import ThinkSplitter, split_thinking
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply, sse
 from tests.helpers.openai import GOOD, USAGE, chunk
 
@@ -133,7 +133,7 @@ def test_r1_style_stream_through_the_openai_driver(results_dir: Path) -> None:
                         chunk({}, "stop"), chunk(None, usage=USAGE), "[DONE]")),
                   content_type="text/event-stream", pause_s=0.1)
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        results_dir=results_dir)
     (path,) = results_dir.glob("*.json")
     result = json.loads(path.read_text())

@@ -11,7 +11,7 @@ from benchrig.core.errors import UsageError
 from benchrig.core.task import TaskSpec
 from benchrig.runner import Overrides, settings_for
 from benchrig.spec import load_task
-from tests.conftest import TASKS
+from tests.conftest import TASKS, cli_call
 
 
 def task(**changes: object) -> TaskSpec:
@@ -120,12 +120,12 @@ def test_a_named_file_must_exist(tmp_path: Path) -> None:
 def test_cli_records_the_effective_settings(tmp_path: Path) -> None:
     import json
 
-    from tests.conftest import SOLUTIONS, answer_file, benchrig, fenced
+    from tests.conftest import SOLUTIONS, answer_file, fenced
 
     results = tmp_path / "results"
     config = write(tmp_path, "thinking_token_multiplier = 4\n")
     answer = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
-    ran = benchrig("run", "lru-cache", "-m", "qwen3:8b", "-d", "replay", "-p", str(answer),
+    ran = cli_call("run", "lru-cache", "-m", "qwen3:8b", "-d", "replay", "-p", str(answer),
                    "--no-think", "--config", str(config), results_dir=results)
     assert ran.code == 0, ran.stderr
     (path,) = results.glob("*.json")

@@ -18,7 +18,7 @@ from benchrig.result import (
     validate,
     write_atomic,
 )
-from tests.conftest import ROOT, benchrig
+from tests.conftest import ROOT, cli_call
 
 EXAMPLE = json.loads((ROOT / "results" / "EXAMPLE.json").read_text())
 
@@ -109,7 +109,7 @@ def test_summary_reports_invalid_files_by_name_and_tabulates_the_rest(results_di
                                                                       ) -> None:
     write_result(results_dir, EXAMPLE)
     (results_dir / "junk.json").write_text("[]")
-    ran = benchrig("summary", results_dir=results_dir)
+    ran = cli_call("summary", results_dir=results_dir)
     assert ran.code == 0
     assert "junk.json: skipped, not a valid result" in ran.stderr
     assert "oracle" in ran.stdout and "junk" not in ran.stdout

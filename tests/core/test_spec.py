@@ -10,7 +10,7 @@ import pytest
 
 from benchrig.core.errors import TaskError
 from benchrig.spec import load_task, load_tasks, task_paths
-from tests.conftest import TASKS, benchrig
+from tests.conftest import TASKS, benchrig, cli_call
 
 GOOD = """---
 id: {id}
@@ -106,7 +106,7 @@ def test_cli_refuses_bad_task_with_exit_2_and_writes_nothing(tmp_path: Path,
     answer.write_text("def f():\n    return 1\n")
     for args in (["validate", str(path)],
                  ["run", str(path), "-m", "x", "-d", "replay", "-p", str(answer)]):
-        ran = benchrig(*args, results_dir=results_dir)
+        ran = cli_call(*args, results_dir=results_dir)
         assert ran.code == 2, ran
         assert f"{path}: timeout_s: 'ten' is not of type 'integer'" in ran.stderr
         assert "Traceback" not in ran.stderr
@@ -114,7 +114,7 @@ def test_cli_refuses_bad_task_with_exit_2_and_writes_nothing(tmp_path: Path,
 
 
 def test_validate_accepts_the_bundled_tasks(results_dir: Path) -> None:
-    ran = benchrig("validate", results_dir=results_dir)
+    ran = cli_call("validate", results_dir=results_dir)
     assert ran.code == 0, ran.stderr
     count = len(list(TASKS.glob("*.md")))
     assert f"{count} task(s) valid" in ran.stdout

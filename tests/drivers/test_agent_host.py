@@ -19,7 +19,7 @@ from benchrig.drivers import agent_process, confine, get_driver
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import confinement
 from benchrig.spec import load_task
-from tests.conftest import ROOT, benchrig
+from tests.conftest import ROOT, cli_call
 from tests.helpers.agents import (
     FIXTURES,
     LOG_PREFIX,
@@ -216,7 +216,7 @@ def test_pass_env_on_the_command_line(tmp_path: Path, results_dir: Path) -> None
     env = {"BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"), "FAKE_AGENT_LOG": str(log),
            "FAKE_AGENT_SCENARIO": str(FIXTURES / "streams" / "claude-is-error.jsonl"),
            "BENCHRIG_TEST_PASSED": "x", "BENCHRIG_TEST_SECRET": "y"}
-    ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--pass-env",
+    ran = cli_call("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--pass-env",
                    "BENCHRIG_TEST_PASSED", results_dir=results_dir, env=env)
     assert ran.code == 1, ran.stderr  # the scenario is an agent error; it still ran
     names = next(entry["env_names"] for entry in fixture_log(

@@ -19,6 +19,8 @@ from tests.helpers.agents import CONFINED, FIXTURES, attempt, replayed, task_wit
 from tests.helpers.processes import host_processes, wait_dead
 from tests.helpers.staging import stage_files
 
+HUNG_CHILD_S = 600  # the hang scenario's child sleeps this long (tests/fixtures/agents)
+
 RUN = [str(ROOT / "scripts" / "run.sh")]
 
 
@@ -179,7 +181,9 @@ def test_a_hung_agent_is_killed_with_its_children(monkeypatch: pytest.MonkeyPatc
     assert "timeout_s=1" in r["error"]["message"] and r["error"]["phase"] == "agent"
     # the agent gets what setting it up left of the attempt's one deadline, then the kill
     assert 0 < done.metrics["wall_s"] < 1.0 + TERM_GRACE_S
-    assert time.monotonic() - began < 10
+    # the attempt ended at the kill, not when its hung child would have (its set-up before
+    # the agent starts is the machine's time, not a figure to bound here: issue 23)
+    assert time.monotonic() - began < HUNG_CHILD_S
     assert any(entry.get("child_marker") == marker for entry in done.log)
     assert seen  # the child ran...
     assert all(wait_dead(pid) for pid in seen)  # ...and was killed with the agent

@@ -90,6 +90,9 @@ def chunk(content: str | None = None, finish: str | None = None) -> dict[str, An
                          "finish_reason": finish}]}
 
 
+PROBE_HANG_S = 30.0  # how long the hung usage probe would keep the attempt waiting
+
+
 @pytest.mark.slow
 def test_the_openai_usage_probe_gets_only_what_is_left(results_dir: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +107,7 @@ def test_the_openai_usage_probe_gets_only_what_is_left(results_dir: Path,
     given: list[float] = []  # the probe's timeout_s
 
     def completions(body: Any) -> Reply:
-        return stream if body.get("stream") else replace(probe, first_pause_s=30.0)
+        return stream if body.get("stream") else replace(probe, first_pause_s=PROBE_HANG_S)
 
     def spy(*args: Any, **kwargs: Any) -> dict[str, Any]:
         if kwargs.get("deadline") is not None and kwargs["deadline"].phase == "usage probe":
@@ -124,7 +127,10 @@ def test_the_openai_usage_probe_gets_only_what_is_left(results_dir: Path,
     # what was left, never a fresh timeout_s: the stream's three 0.1 s pauses were spent
     # (a busy machine only spends more)
     assert len(given) == 1 and given[0] <= timeout_s - 0.25, given
-    assert took < 2 * timeout_s, took  # the probe's 30 s hang was cut, not waited out
+    # the probe's hang was cut, not waited out; the attempt's other work (checking the
+    # answer in the sandbox) is the machine's time, not bounded here (issue 23: at load ~10
+    # a bound of 2 × timeout_s failed 3 of 3)
+    assert took < PROBE_HANG_S, took
 
 
 def long_task(tmp_path: Path) -> Path:

@@ -21,7 +21,7 @@ from benchrig.jsonsafe import MAX_DEPTH, TOO_DEEP, json_safe, whole
 from benchrig.result import validate
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import ROOT, TASKS, benchrig
+from tests.conftest import ROOT, TASKS, cli_call
 from tests.helpers.agents import use_fixture
 from tests.helpers.loopback import Loopback, Reply, ndjson, sse
 from tests.helpers.ollama import FINAL, done, line, routes
@@ -138,7 +138,7 @@ def test_openai_inf_timings_and_deep_events(results_dir: Path) -> None:
                    b"data: " + timings + b"\n\n", b"data: [DONE]\n\n"),
                   content_type="text/event-stream")
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        results_dir=results_dir)
     assert ran.code == 0, ran.stderr
     result = written(results_dir)
@@ -154,7 +154,7 @@ def test_openai_unreadable_events_are_error_results(event: bytes, results_dir: P
     reply = Reply((*sse(chunk({"content": "a"})), event, *sse(chunk({}, "stop"), "[DONE]")),
                   content_type="text/event-stream")
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        results_dir=results_dir)
     assert ran.code == 1 and "Traceback" not in ran.stderr, ran.stderr
     result = written(results_dir)

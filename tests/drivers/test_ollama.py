@@ -18,7 +18,7 @@ from benchrig.drivers.ollama import OllamaDriver, ollama_url, placement
 from benchrig.prompt import render
 from benchrig.result import validate
 from benchrig.spec import load_task
-from tests.conftest import ROOT, TASKS, benchrig
+from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, ndjson
 from tests.helpers.ollama import (
     ANSWER_LINES,
@@ -160,7 +160,7 @@ def test_done_reason_length_is_a_truncated_coding_answer(results_dir: Path) -> N
                                                        eval_duration=1)),
                  content_type="application/x-ndjson")
     with Loopback(routes(chat)) as server:
-        ran = benchrig("run", "lru-cache", "-m", MODEL, "-d", "ollama", "-p", server.url,
+        ran = cli_call("run", "lru-cache", "-m", MODEL, "-d", "ollama", "-p", server.url,
                        "--max-tokens", "16", results_dir=results_dir)
     result = only_result(results_dir)
     assert ran.code == 1
@@ -201,7 +201,7 @@ def test_errors_become_result_files_through_the_cli(results_dir: Path, tmp_path:
     table[("GET", "/api/tags")] = Reply.json({"models": [{"name": "nope:latest"}]})
     table[("POST", "/api/show")] = Reply.json({"error": "model 'nope' not found"}, 404)
     with Loopback(table) as server:
-        ran = benchrig("run", "lru-cache", "-m", "nope", "-d", "ollama", "-p", server.url,
+        ran = cli_call("run", "lru-cache", "-m", "nope", "-d", "ollama", "-p", server.url,
                        results_dir=results_dir)
     result = only_result(results_dir)
     assert ran.code == 1 and "Traceback" not in ran.stderr

@@ -14,7 +14,7 @@ from benchrig.core.settings import Settings
 from benchrig.drivers.openai import OpenAIDriver, request_body
 from benchrig.local.serve import free_port
 from benchrig.result import validate
-from tests.conftest import ROOT, TASKS, benchrig
+from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, sse
 from tests.helpers.openai import GOOD, USAGE, chunk, rechunk, request, stream_reply
 
@@ -196,7 +196,7 @@ def test_broken_servers_become_error_results(case: str, kind: str, message: str,
                                content_type="text/event-stream"),
     }
     with Loopback({("POST", "/v1/chat/completions"): replies.get(case, Reply())}) as server:
-        ran = benchrig("run", str(short_task(tmp_path, 2)), "-m", "nope", "-d", "openai",
+        ran = cli_call("run", str(short_task(tmp_path, 2)), "-m", "nope", "-d", "openai",
                        "-p", f"{server.url}/v1", results_dir=results_dir)
     assert ran.code == 1, ran.stdout + ran.stderr
     assert "Traceback" not in ran.stderr
@@ -214,7 +214,7 @@ def test_a_server_refusing_before_the_run_is_a_setup_error_that_writes_nothing(
         tmp_path: Path, results_dir: Path) -> None:
     """Preflight (issue 24): a server that is not there is one line and exit 2, no result."""
     url = f"http://127.0.0.1:{free_port()}/v1"
-    ran = benchrig("run", str(short_task(tmp_path, 2)), "-m", "nope", "-d", "openai",
+    ran = cli_call("run", str(short_task(tmp_path, 2)), "-m", "nope", "-d", "openai",
                    "-p", url, results_dir=results_dir)
     assert ran.code == 2, ran.stdout + ran.stderr
     assert "not reachable" in ran.stderr and "Traceback" not in ran.stderr
@@ -237,10 +237,10 @@ def test_a_server_gone_after_preflight_is_an_error_result(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_missing_or_bad_base_url_is_a_usage_error(results_dir: Path) -> None:
-    ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", results_dir=results_dir,
+    ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", results_dir=results_dir,
                    env={"OPENAI_BASE_URL": ""})
     assert ran.code == 2 and "base URL" in ran.stderr
-    ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p", "localhost:8080",
+    ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p", "localhost:8080",
                    results_dir=results_dir)
     assert ran.code == 2 and "must be a base URL" in ran.stderr
     assert list(results_dir.iterdir()) == []
@@ -249,7 +249,7 @@ def test_missing_or_bad_base_url_is_a_usage_error(results_dir: Path) -> None:
 def test_bad_config_file_is_a_usage_error(tmp_path: Path, results_dir: Path) -> None:
     config = tmp_path / "bench.toml"
     config.write_text("thinking_token_multiplier = -1\n")
-    ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p", "http://127.0.0.1:1/v1",
+    ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p", "http://127.0.0.1:1/v1",
                    "--config", str(config), results_dir=results_dir)
     assert ran.code == 2
     assert f"{config}: thinking_token_multiplier" in ran.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchrig.result import validate
-from tests.conftest import SOLUTIONS, answer_file, benchrig, fenced
+from tests.conftest import SOLUTIONS, answer_file, cli_call, fenced
 
 GOOD = (SOLUTIONS / "lru-cache.py").read_text()
 
@@ -24,7 +24,7 @@ def only_result(results_dir: Path) -> dict:  # type: ignore[type-arg]
 
 def replay(tmp_path: Path, results_dir: Path, text: str, task: str = "lru-cache"):  # type: ignore[no-untyped-def]
     path = answer_file(tmp_path, text)
-    return benchrig("run", task, "-m", "oracle", "-d", "replay", "-p", str(path),
+    return cli_call("run", task, "-m", "oracle", "-d", "replay", "-p", str(path),
                     results_dir=results_dir)
 
 
@@ -96,7 +96,7 @@ def test_code_only_inside_think_is_no_code(tmp_path: Path, results_dir: Path) ->
 
 
 def test_missing_answer_file_is_a_usage_error(tmp_path: Path, results_dir: Path) -> None:
-    ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p",
+    ran = cli_call("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p",
                    str(tmp_path / "nope.md"), results_dir=results_dir)
     assert ran.code == 2
     assert "answer file not found" in ran.stderr
@@ -104,6 +104,6 @@ def test_missing_answer_file_is_a_usage_error(tmp_path: Path, results_dir: Path)
 
 
 def test_unknown_driver_lists_the_known_ones(results_dir: Path) -> None:
-    ran = benchrig("run", "lru-cache", "-d", "nosuch", results_dir=results_dir)
+    ran = cli_call("run", "lru-cache", "-d", "nosuch", results_dir=results_dir)
     assert ran.code == 2
     assert "unknown driver 'nosuch'" in ran.stderr and "replay" in ran.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.result import validate
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.ollama import FINAL, MODEL, tool_reply, tool_routes
 
@@ -25,7 +25,7 @@ def test_ollama_runs_a_two_step_case(results_dir: Path) -> None:
     replies = [tool_reply(calls=[("lookup_order", {"order_id": "A-1234"})]),
                tool_reply(calls=[("track_package", {"tracking_id": "TRK-5521"})])]
     with Loopback(tool_routes(replies)) as server:
-        ran = benchrig("run", "tool-twostep-order", "--driver", "ollama", "--model", MODEL,
+        ran = cli_call("run", "tool-twostep-order", "--driver", "ollama", "--model", MODEL,
                        "--provider", server.url, results_dir=results_dir)
         chats = [b for b in server.posted("/api/chat") if b.get("messages")]
     assert ran.code == 0, ran.stdout + ran.stderr
@@ -52,7 +52,7 @@ def test_ollama_runs_a_two_step_case(results_dir: Path) -> None:
 def test_ollama_arguments_of_the_wrong_type_fail(results_dir: Path) -> None:
     replies = [tool_reply(calls=[("set_thermostat", {"mode": "cool", "temperature_c": 21.0})])]
     with Loopback(tool_routes(replies)) as server:
-        ran = benchrig("run", "tool-enum-thermostat", "--driver", "ollama", "--model", MODEL,
+        ran = cli_call("run", "tool-enum-thermostat", "--driver", "ollama", "--model", MODEL,
                        "--provider", server.url, results_dir=results_dir)
     assert ran.code == 1
     (result,) = results(results_dir)
@@ -63,20 +63,20 @@ def test_ollama_arguments_of_the_wrong_type_fail(results_dir: Path) -> None:
 def test_an_ollama_model_without_the_tools_capability_is_unsupported(
         results_dir: Path) -> None:
     with Loopback(tool_routes([], capabilities=("completion",))) as server:
-        ran = benchrig("run", "tool-select-weather", "tool-nocall-capital", "--driver",
+        ran = cli_call("run", "tool-select-weather", "tool-nocall-capital", "--driver",
                        "ollama", "--model", MODEL, "--provider", server.url,
                        results_dir=results_dir)
         chats = [b for b in server.posted("/api/chat") if b.get("messages")]
     assert ran.code == 0, ran.stdout + ran.stderr  # unsupported is neither fail nor error
     assert chats == []  # nothing was asked of the model
     assert [r["result"] for r in results(results_dir)] == ["unsupported", "unsupported"]
-    summary = benchrig("summary", str(results_dir), results_dir=results_dir)
+    summary = cli_call("summary", str(results_dir), results_dir=results_dir)
     assert "task success n/a (0/0)" in summary.stdout
     assert "unsupported 2" in summary.stdout and "0.0%" not in summary.stdout
 
 
 def test_an_agent_driver_is_unsupported_without_running(results_dir: Path) -> None:
-    ran = benchrig("run", "tool-select-weather", "--driver", "pi", "--model", "m",
+    ran = cli_call("run", "tool-select-weather", "--driver", "pi", "--model", "m",
                    results_dir=results_dir)
     (result,) = results(results_dir)
     assert result["result"] == "unsupported", ran.stderr
@@ -99,7 +99,7 @@ def test_openai_sends_tools_unstreamed_and_reads_tool_calls(results_dir: Path) -
     left = list(replies)
     with Loopback({("POST", "/v1/chat/completions"):
                    lambda body: Reply.json(left.pop(0))}) as server:
-        ran = benchrig("run", "tool-retrieval-fetch", "--driver", "openai", "--model", "m",
+        ran = cli_call("run", "tool-retrieval-fetch", "--driver", "openai", "--model", "m",
                        "--provider", f"{server.url}/v1", results_dir=results_dir)
         sent = server.posted("/v1/chat/completions")
     assert ran.code == 0, ran.stdout + ran.stderr
@@ -116,7 +116,7 @@ def test_openai_sends_tools_unstreamed_and_reads_tool_calls(results_dir: Path) -
 def test_a_server_that_rejects_tools_is_unsupported(results_dir: Path) -> None:
     refusal = Reply.json({"error": {"message": "tools are not supported by this model"}}, 400)
     with Loopback({("POST", "/v1/chat/completions"): refusal}) as server:
-        benchrig("run", "tool-select-weather", "--driver", "openai", "--model", "m",
+        cli_call("run", "tool-select-weather", "--driver", "openai", "--model", "m",
                  "--provider", f"{server.url}/v1", results_dir=results_dir)
     (result,) = results(results_dir)
     assert result["result"] == "unsupported"
@@ -130,7 +130,7 @@ def test_a_server_error_mid_conversation_is_an_error_not_a_verdict(results_dir: 
         Reply.json({"error": "overloaded"}, 500)]
     left = list(replies)
     with Loopback({("POST", "/v1/chat/completions"): lambda body: left.pop(0)}) as server:
-        benchrig("run", "tool-twostep-order", "--driver", "openai", "--model", "m",
+        cli_call("run", "tool-twostep-order", "--driver", "openai", "--model", "m",
                  "--provider", f"{server.url}/v1", results_dir=results_dir)
     (result,) = results(results_dir)
     assert result["result"] == "error" and result["error"]["kind"] == "infra"
@@ -144,7 +144,7 @@ def test_a_thinking_trace_is_not_the_answer(results_dir: Path) -> None:
                completion({"role": "assistant", "content": trace + "I cannot say."})]
     for reply, outcome in zip(replies, ("pass", "fail"), strict=True):
         with Loopback({("POST", "/v1/chat/completions"): Reply.json(reply)}) as server:
-            benchrig("run", "tool-nocall-arithmetic", "--driver", "openai", "--model", "m",
+            cli_call("run", "tool-nocall-arithmetic", "--driver", "openai", "--model", "m",
                      "--provider", f"{server.url}/v1", results_dir=results_dir)
         latest = max(results(results_dir), key=lambda r: r["ended_at"])
         assert latest["result"] == outcome, latest["notes"]

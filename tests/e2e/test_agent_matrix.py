@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchrig.core.errors import UsageError
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.agents import FIXTURES, stream
 from tests.helpers.staging import stage_files
 
@@ -49,7 +49,7 @@ def agents_args(*agents: str) -> list[str]:
 
 
 def test_two_agents_are_one_matrix_with_jobs(results_dir: Path) -> None:
-    ran = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--runs", "2",
+    ran = cli_call("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--runs", "2",
                    "--jobs", "2", results_dir=results_dir, env=fixture_env())
     assert ran.code == 1, ran.stderr  # flatten-dict's scripted answer fails: a result
     found = results(results_dir)
@@ -63,7 +63,7 @@ def test_two_agents_are_one_matrix_with_jobs(results_dir: Path) -> None:
 
 
 def test_dry_run_lists_each_agent(results_dir: Path) -> None:
-    ran = benchrig("run", *TASKS, "-m", "a", "-m", "b", *agents_args(*AGENTS), "--jobs", "2",
+    ran = cli_call("run", *TASKS, "-m", "a", "-m", "b", *agents_args(*AGENTS), "--jobs", "2",
                    "--dry-run", results_dir=results_dir, env=fixture_env())
     assert ran.code == 0, ran.stderr
     assert ran.stdout.splitlines()[0] == "8 attempts, --jobs 2"
@@ -76,7 +76,7 @@ def test_dry_run_lists_each_agent(results_dir: Path) -> None:
 def test_dry_run_keeps_each_drivers_lane(results_dir: Path) -> None:
     """The in-process model and an agent it serves share the embedded lane; a runtime over
     HTTP runs freely; nothing is loaded for a dry run."""
-    ran = benchrig("run", "lru-cache", "-m", "smollm2", "-d", "llamacpp", "-d", "pi",
+    ran = cli_call("run", "lru-cache", "-m", "smollm2", "-d", "llamacpp", "-d", "pi",
                    "-d", "openai", "-p", "openai=http://127.0.0.1:9", "--jobs", "3",
                    "--dry-run", results_dir=results_dir)
     assert ran.code == 0, ran.stderr
@@ -88,11 +88,11 @@ def test_dry_run_keeps_each_drivers_lane(results_dir: Path) -> None:
 
 def test_resume_skips_per_agent(results_dir: Path) -> None:
     env = fixture_env()
-    first = benchrig("run", *TASKS, "-m", "sonnet", "--agent", "claude",
+    first = cli_call("run", *TASKS, "-m", "sonnet", "--agent", "claude",
                      results_dir=results_dir, env=env)
     assert first.code == 1, first.stderr
     before = {p.name for p in results_dir.glob("*.json")}
-    again = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--resume",
+    again = cli_call("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--resume",
                      results_dir=results_dir, env=env)
     assert again.code == 1, again.stderr
     assert "resuming: 2 of 4 attempts already have a result" in again.stderr
@@ -104,11 +104,11 @@ def test_resume_skips_per_agent(results_dir: Path) -> None:
 
 
 def test_retry_errors_retries_only_the_agent_that_errored(results_dir: Path) -> None:
-    first = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS),
+    first = cli_call("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS),
                      results_dir=results_dir, env=fixture_env(claude="claude-crash"))
     assert first.code == 1, first.stderr
     assert {r["agent"] for r in results(results_dir) if r["result"] == "error"} == {"claude"}
-    again = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--retry-errors",
+    again = cli_call("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--retry-errors",
                      results_dir=results_dir, env=fixture_env())
     assert "retrying 2 attempts" in again.stderr, again.stderr
     found = results(results_dir)
@@ -117,15 +117,15 @@ def test_retry_errors_retries_only_the_agent_that_errored(results_dir: Path) -> 
 
 
 def test_summary_and_compare_read_one_row_per_agent(results_dir: Path) -> None:
-    ran = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--jobs", "2",
+    ran = cli_call("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--jobs", "2",
                    results_dir=results_dir, env=fixture_env())
     assert ran.code == 1, ran.stderr
-    summary = benchrig("summary", str(results_dir), "--table-only", results_dir=results_dir)
+    summary = cli_call("summary", str(results_dir), "--table-only", results_dir=results_dir)
     assert summary.code == 0, summary.stderr
     rows = [line.split() for line in summary.stdout.splitlines()]
     assert [row[:3] for row in rows if row and row[0] == "sonnet"] == [
         ["sonnet", "claude", "2"], ["sonnet", "codex", "2"]]
-    compared = benchrig("compare", "sonnet@claude", "sonnet@codex", str(results_dir),
+    compared = cli_call("compare", "sonnet@claude", "sonnet@codex", str(results_dir),
                         results_dir=results_dir)
     assert compared.code == 0, compared.stderr
     assert "A = sonnet@claude: 2 results, 2 tasks" in compared.stdout
@@ -154,7 +154,7 @@ def test_provider_pairs_and_a_shared_value() -> None:
 
 
 def test_a_driver_named_twice_runs_once(results_dir: Path) -> None:
-    ran = benchrig("run", "lru-cache", "-d", "claude", "-d", "claude", "--dry-run",
+    ran = cli_call("run", "lru-cache", "-d", "claude", "-d", "claude", "--dry-run",
                    results_dir=results_dir)
     assert ran.code == 0, ran.stderr  # a repeat of one name is one driver
     assert ran.stdout.splitlines()[0] == "1 attempt, --jobs 1"
@@ -162,10 +162,10 @@ def test_a_driver_named_twice_runs_once(results_dir: Path) -> None:
 
 def test_compare_by_bare_agent_names_says_which_sides_exist(results_dir: Path) -> None:
     """`compare claude codex` matches no model: the error names the model@agent sides."""
-    ran = benchrig("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--jobs", "2",
+    ran = cli_call("run", *TASKS, "-m", "sonnet", *agents_args(*AGENTS), "--jobs", "2",
                    results_dir=results_dir, env=fixture_env())
     assert ran.code == 1, ran.stderr
-    compared = benchrig("compare", "claude", "codex", str(results_dir),
+    compared = cli_call("compare", "claude", "codex", str(results_dir),
                         results_dir=results_dir)
     assert compared.code == 2
     assert "here: sonnet@claude, sonnet@codex" in compared.stderr, compared.stderr
@@ -199,7 +199,7 @@ def test_interrupted_matrix_says_how_to_resume_every_agent(results_dir: Path) ->
     again = shlex.split(line.split("resume with ", 1)[1])
     assert again[0] == "benchrig" and again[-1] == "--resume"
     assert again.count("--agent") == 2 and "claude" in again and "codex" in again
-    resumed = benchrig(*again[1:], results_dir=results_dir, env=fixture_env())
+    resumed = cli_call(*again[1:], results_dir=results_dir, env=fixture_env())
     assert "resuming: 2 of 4 attempts already have a result" in resumed.stderr, resumed.stderr
     assert cells(results(results_dir)) == matrix(*AGENTS)
 
@@ -210,7 +210,7 @@ def test_a_provider_pair_reaches_its_own_driver_only(tmp_path: Path, results_dir
     from tests.conftest import SOLUTIONS, answer_file, fenced
 
     answer = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
-    ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "replay", "-d", "claude",
+    ran = cli_call("run", "lru-cache", "-m", "sonnet", "-d", "replay", "-d", "claude",
                    "-p", f"replay={answer}", results_dir=results_dir, env=fixture_env())
     assert ran.code == 0, ran.stderr
     found = {r["agent"]: r for r in results(results_dir)}

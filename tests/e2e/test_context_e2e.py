@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TASKS, Ran, benchrig
+from tests.conftest import Ran, benchrig, cli_call
+from tests.helpers.context import scenario
 from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
@@ -16,16 +17,6 @@ pytestmark = pytest.mark.model
 WINDOWS = [512, 1024, 2048, 4096, 8192]
 PAST = 16384  # twice SmolLM2's trained context
 LONG_S = 3600  # 11,904 prompt tokens on one shared core: minutes when other work runs
-
-
-def scenario(folder: Path, name: str, steps: list[int]) -> Path:
-    text = (TASKS / "context-needle.md").read_text(encoding="utf-8")
-    path = folder / f"{name}.md"
-    path.write_text(text.replace("id: context-needle", f"id: {name}")
-                    .replace("steps: [512, 1024, 2048, 4096, 8192]", f"steps: {steps}"),
-                    encoding="utf-8")
-    return path
-
 
 
 @pytest.fixture(scope="module")
@@ -106,11 +97,11 @@ def test_codes_differ_per_window(ran: tuple[Ran, dict[str, Any], Path]) -> None:
 
 def test_the_run_prints_the_per_window_table(ran: tuple[Ran, dict[str, Any], Path]) -> None:
     done, _, folder = ran
-    for text in (done.stdout, benchrig("summary", str(folder), results_dir=folder).stdout):
+    for text in (done.stdout, cli_call("summary", str(folder), results_dir=folder).stdout):
         assert "context_retrieval_pct " in text and "spill point n/a: CPU only" in text
         rows = [line.split() for line in text.splitlines() if line.startswith("      ")]
         assert [r[0] for r in rows] == ["window", *map(str, WINDOWS), str(PAST)]
-    csv = benchrig("summary", "-f", "csv", str(folder), results_dir=folder).stdout
+    csv = cli_call("summary", "-f", "csv", str(folder), results_dir=folder).stdout
     header = csv.splitlines()[0].split(",")
     assert {"context_retrieval_rate", "context_8192_prompt_tokens_actual",
             "context_8192_ttft_sec", "load_time_sec"} <= set(header)

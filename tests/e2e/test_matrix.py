@@ -53,13 +53,16 @@ def test_eight_jobs_finish_in_a_fraction_of_the_serial_time_with_the_same_result
         timings, found = {}, {}
         for jobs in (1, 8):
             folder = tmp_path / f"jobs-{jobs}"
-            began = time.perf_counter()
             ran = benchrig("run", *REASONING, "--model", "a", "--model", "b", "--driver",
                            "openai", "--provider", url, "--jobs", str(jobs),
                            results_dir=folder)
-            timings[jobs] = time.perf_counter() - began
             assert ran.code == 1, ran.stderr  # the paced answers are wrong: a result, not a crash
             found[jobs] = results(folder)
+            # from the first attempt's start to the last one's end, as the results record them:
+            # the process's start-up is the same on both sides and only blurs the ratio (at
+            # load ~15 the whole commands took 9.0 s and 4.2 s: issue 23)
+            spans = [span(r) for r in found[jobs]]
+            timings[jobs] = max(end for _, end in spans) - min(start for start, _ in spans)
     assert timings[8] < 0.45 * timings[1], timings  # 16 × 0.4 s serial, 2 × 0.4 s in 8 lanes
     assert sorted(map(attempt, found[1])) == sorted(map(attempt, found[8]))
     assert len(found[8]) == 16

@@ -26,7 +26,7 @@ from benchrig.result import load_results, result_text, validate
 from benchrig.runner import Overrides, UnrecordedAttempt, run_attempt, settings_for
 from benchrig.spec import load_task
 from benchrig.textsafe import label, printable, printable_lines
-from tests.conftest import ROOT, SOLUTIONS, TASKS, answer_file, benchrig, fenced
+from tests.conftest import ROOT, SOLUTIONS, TASKS, answer_file, cli_call, fenced
 from tests.helpers.loopback import Loopback, Reply, sse
 
 FIXTURES = ROOT / "tests" / "fixtures" / "agents"
@@ -62,7 +62,7 @@ class LRUCache:
 def test_a_surrogate_in_a_candidate_exception_leaves_a_result_and_the_run_goes_on(
         tmp_path: Path, results_dir: Path) -> None:
     path = answer_file(tmp_path, fenced(SURROGATE_IN_EXCEPTION))
-    ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
+    ran = cli_call("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
                    "--runs", "2", results_dir=results_dir)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
     assert ran.code == 1
@@ -70,7 +70,7 @@ def test_a_surrogate_in_a_candidate_exception_leaves_a_result_and_the_run_goes_o
     assert [r["result"] for r in found] == ["fail", "fail"]
     assert any("\\ud800" in d["message"] for d in found[0]["checks"]["details"])
     assert "0% (0/2)" in ran.stdout  # the run's table counts both attempts
-    summary = benchrig("summary", str(results_dir), results_dir=results_dir)
+    summary = cli_call("summary", str(results_dir), results_dir=results_dir)
     assert "0% (0/2)" in summary.stdout
 
 
@@ -83,7 +83,7 @@ raise Huge("at import")
 def test_a_huge_exception_class_name_keeps_the_result_small(tmp_path: Path,
                                                              results_dir: Path) -> None:
     path = answer_file(tmp_path, fenced(HUGE_CLASS_NAME))
-    ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
+    ran = cli_call("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
                    results_dir=results_dir)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
     (file,) = results_dir.glob("*.json")
@@ -203,7 +203,7 @@ def test_surrogates_and_controls_from_an_agent_leave_results_and_a_clean_termina
         tmp_path: Path, results_dir: Path) -> None:
     env = {"BENCHRIG_CLAUDE_BIN": str(FIXTURES / "claude"),
            "FAKE_AGENT_SCENARIO": hostile_claude_stream()}
-    ran = benchrig("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--runs", "2",
+    ran = cli_call("run", "lru-cache", "-m", "sonnet", "-d", "claude", "--runs", "2",
                    results_dir=results_dir, env=env)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
     found = results_in(results_dir)
@@ -229,7 +229,7 @@ def test_a_surrogate_and_controls_in_a_server_stream_leave_results_and_clean_rep
                       chunk(finish="stop" + FORGED), "[DONE]"),
                   content_type="text/event-stream")
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", "speed-short-decode", "-m", "m", "-d", "openai", "-p",
+        ran = cli_call("run", "speed-short-decode", "-m", "m", "-d", "openai", "-p",
                        f"{server.url}/v1", "--runs", "2", results_dir=results_dir)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
     found = results_in(results_dir)
@@ -238,7 +238,7 @@ def test_a_surrogate_and_controls_in_a_server_stream_leave_results_and_clean_rep
     assert "finish: stop" in ran.stdout  # the speed line shows the (neutralized) reason
     clean(ran.stdout)
     for form in ("table", "markdown", "csv"):
-        shown = benchrig("summary", str(results_dir), "-f", form, results_dir=results_dir)
+        shown = cli_call("summary", str(results_dir), "-f", form, results_dir=results_dir)
         assert shown.code == 0, shown.stderr
         clean(shown.stdout)
 
@@ -247,7 +247,7 @@ def test_a_surrogate_and_controls_in_a_server_stream_leave_results_and_clean_rep
 def test_a_surrogate_in_a_server_error_body_leaves_a_result(results_dir: Path) -> None:
     reply = Reply.json({"error": {"message": "model \ud800 not found" + FORGED}}, 404)
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", "bat-and-ball", "-m", "m", "-d", "openai", "-p",
+        ran = cli_call("run", "bat-and-ball", "-m", "m", "-d", "openai", "-p",
                        f"{server.url}/v1", "--runs", "2", results_dir=results_dir)
     assert "Traceback" not in ran.stderr, ran.stderr[-3000:]
     found = results_in(results_dir)
@@ -266,14 +266,14 @@ HOSTILE_AT_IMPORT = f"raise ValueError({'boom' + FORGED!r})\n"
 def test_a_failing_candidate_cannot_paint_a_pass_line(tmp_path: Path,
                                                       results_dir: Path) -> None:
     path = answer_file(tmp_path, fenced(HOSTILE_AT_IMPORT))
-    ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
+    ran = cli_call("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
                    results_dir=results_dir)
     assert ran.code == 1
     (found,) = results_in(results_dir)
     assert found["result"] == "fail"
     clean(ran.stdout)
     assert "forged-line: pass" in ran.stdout  # shown, on the candidate's own line
-    clean(benchrig("summary", str(results_dir), results_dir=results_dir).stdout)
+    clean(cli_call("summary", str(results_dir), results_dir=results_dir).stdout)
 
 
 EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())
@@ -309,7 +309,7 @@ def test_the_bundled_solutions_still_pass_unchanged(tmp_path: Path, results_dir:
     """Sanitizing at the entry changes no ordinary answer."""
     good = (SOLUTIONS / "lru-cache.py").read_text()
     path = answer_file(tmp_path, fenced(good))
-    ran = benchrig("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
+    ran = cli_call("run", "lru-cache", "-m", "oracle", "-d", "replay", "-p", str(path),
                    results_dir=results_dir)
     assert ran.code == 0, ran.stdout + ran.stderr
     assert "lru-cache oracle replay: pass (2/2 checks)" in ran.stdout
@@ -340,7 +340,7 @@ def test_a_driver_that_crashes_leaves_a_harness_error_result(tmp_path: Path) -> 
 def test_stderr_messages_from_outside_words_are_printable(results_dir: Path) -> None:
     """An unknown suite is named back in the usage error: a name carrying a CSI and a line
     break reaches stderr made printable (ui's one path for stderr)."""
-    ran = benchrig("run", "--suite", "x\x9b2J\nforged-line: pass", results_dir=results_dir)
+    ran = cli_call("run", "--suite", "x\x9b2J\nforged-line: pass", results_dir=results_dir)
     assert ran.code == 2
     assert "is not a suite" in ran.stderr
     clean(ran.stderr)

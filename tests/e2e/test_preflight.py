@@ -15,7 +15,7 @@ import pytest
 
 from benchrig.core.errors import UsageError
 from benchrig.drivers import get_driver
-from tests.conftest import ROOT, benchrig
+from tests.conftest import ROOT, cli_call
 from tests.helpers.loopback import Loopback, Reply
 
 RUN_SH = [str(ROOT / "scripts" / "run.sh")]
@@ -40,7 +40,7 @@ def _refused_before_any_attempt(ran: Any, results_dir: Path) -> str:
 
 def test_ollama_down_writes_nothing(results_dir: Path) -> None:
     port = dead_port()
-    ran = benchrig("run", "lru-cache", "flatten-dict", "-m", "qwen3", "-d", "ollama", "-p",
+    ran = cli_call("run", "lru-cache", "flatten-dict", "-m", "qwen3", "-d", "ollama", "-p",
                    f"http://127.0.0.1:{port}", "--runs", "3", results_dir=results_dir)
     line = _refused_before_any_attempt(ran, results_dir)
     assert f"Ollama is not reachable at http://127.0.0.1:{port}/api/tags" in line
@@ -49,7 +49,7 @@ def test_ollama_down_writes_nothing(results_dir: Path) -> None:
 def test_a_model_ollama_does_not_have_is_named_with_the_ones_it_has(results_dir: Path) -> None:
     tags = {"models": [{"name": "llama3.2:latest", "model": "llama3.2:latest"}]}
     with Loopback({("GET", "/api/tags"): Reply.json(tags)}) as server:
-        ran = benchrig("run", "lru-cache", "-m", "qwen3", "-d", "ollama", "-p", server.url,
+        ran = cli_call("run", "lru-cache", "-m", "qwen3", "-d", "ollama", "-p", server.url,
                        results_dir=results_dir)
         assert [path for _, path, _ in server.requests] == ["/api/tags"]  # no chat
     line = _refused_before_any_attempt(ran, results_dir)
@@ -59,13 +59,13 @@ def test_a_model_ollama_does_not_have_is_named_with_the_ones_it_has(results_dir:
 def test_an_openai_server_without_the_model_or_refusing_the_key(results_dir: Path) -> None:
     listing = {"object": "list", "data": [{"id": "served-model", "object": "model"}]}
     with Loopback({("GET", "/v1/models"): Reply.json(listing)}) as server:
-        ran = benchrig("run", "lru-cache", "-m", "other", "-d", "openai", "-p",
+        ran = cli_call("run", "lru-cache", "-m", "other", "-d", "openai", "-p",
                        f"{server.url}/v1", results_dir=results_dir)
     assert "has no model other; it has served-model" in _refused_before_any_attempt(
         ran, results_dir)
     refused = {("GET", "/v1/models"): Reply.json({"error": "bad key"}, 401)}
     with Loopback(refused) as server:
-        ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p",
+        ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p",
                        f"{server.url}/v1", results_dir=results_dir,
                        env={"OPENAI_API_KEY": "wrong"})
         assert all(path == "/v1/models" for _, path, _ in server.requests)
@@ -89,7 +89,7 @@ def test_pi_without_its_provider_key_writes_nothing(results_dir: Path, tmp_path:
     pi.chmod(0o755)
     env = {"BENCHRIG_PI_BIN": str(pi), "ZAI_API_KEY": "",
            "PI_CODING_AGENT_DIR": str(tmp_path / "no-pi-home")}
-    ran = benchrig("run", "lru-cache", "-m", "glm-4.6", "-d", "pi", "-p", "zai",
+    ran = cli_call("run", "lru-cache", "-m", "glm-4.6", "-d", "pi", "-p", "zai",
                    results_dir=results_dir, env=env)
     assert "pi: provider zai needs ZAI_API_KEY set" in _refused_before_any_attempt(
         ran, results_dir)
@@ -124,7 +124,7 @@ def test_a_missing_agent_binary_writes_nothing(results_dir: Path, tmp_path: Path
     found otherwise: the explicit variable is what makes it missing on any machine)."""
     missing = tmp_path / "no-such-binary"
     env = {f"BENCHRIG_{agent.upper()}_BIN": str(missing)}
-    ran = benchrig("run", "lru-cache", "-m", "m", "-d", agent, results_dir=results_dir,
+    ran = cli_call("run", "lru-cache", "-m", "m", "-d", agent, results_dir=results_dir,
                    env=env)
     line = _refused_before_any_attempt(ran, results_dir)
     assert f"BENCHRIG_{agent.upper()}_BIN={missing} is not an executable file" in line

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.result import load_results
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.openai import USAGE, chunk, stream_reply
 from tests.helpers.result_sets import attempt, write
@@ -30,7 +30,7 @@ def _tasks_line(stdout: str) -> str:
 
 def test_dry_run_prints_the_plan_and_touches_nothing(results_dir: Path) -> None:
     url = _dead_url()  # a dry run needs no server: nothing is contacted
-    ran = benchrig("run", "--suite", "reasoning", "-m", "a", "-m", "b", "-d", "openai",
+    ran = cli_call("run", "--suite", "reasoning", "-m", "a", "-m", "b", "-d", "openai",
                    "-p", url, "--runs", "2", "--jobs", "4", "--dry-run",
                    "--allow-identical", results_dir=results_dir)
     assert ran.code == 0, ran.stderr
@@ -44,7 +44,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(results_dir: Path) -> None:
     for k, r in enumerate(past):
         r["metrics"]["wall_s"] = 10.0 * (k + 1)  # median 20 s
     write(results_dir, past)
-    ran = benchrig("run", TASK, "-m", "a", "-d", "openai", "-p", url, "--runs", "2",
+    ran = cli_call("run", TASK, "-m", "a", "-d", "openai", "-p", url, "--runs", "2",
                    "--dry-run", "--allow-identical", results_dir=results_dir)
     assert ran.code == 0, ran.stderr
     assert "ETA ≈ 40 s from past results of 2 of 2 attempts" in ran.stdout
@@ -53,7 +53,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(results_dir: Path) -> None:
 
 def test_limit_and_a_seeded_sample(results_dir: Path) -> None:
     def tasks(*args: str) -> str:
-        ran = benchrig("run", "--suite", "reasoning", "-d", "openai", "-p", _dead_url(),
+        ran = cli_call("run", "--suite", "reasoning", "-d", "openai", "-p", _dead_url(),
                        "-m", "m", "--dry-run", *args, results_dir=results_dir)
         assert ran.code == 0, ran.stderr
         return _tasks_line(ran.stdout)
@@ -82,7 +82,7 @@ def test_repeats_at_temperature_0_are_sampled_unless_identical_is_asked(
         results_dir: Path, tmp_path: Path) -> None:
     bodies: list[Any] = []
     with Loopback(_server(bodies)) as server:
-        ran = benchrig("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        "--runs", "3", results_dir=results_dir)
         assert ran.code == 0, ran.stderr
         assert "--runs 3 at temperature 0 would repeat one answer" in ran.stderr
@@ -94,7 +94,7 @@ def test_repeats_at_temperature_0_are_sampled_unless_identical_is_asked(
         bodies.clear()
         other = tmp_path / "identical"
         other.mkdir()
-        ran = benchrig("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        "--runs", "2", "--allow-identical", results_dir=other)
         assert ran.code == 0, ran.stderr
         assert "repeat one greedy answer" in ran.stderr
@@ -105,7 +105,7 @@ def test_repeats_at_temperature_0_are_sampled_unless_identical_is_asked(
         bodies.clear()
         chosen = tmp_path / "chosen"
         chosen.mkdir()
-        ran = benchrig("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        "--runs", "2", "--temperature", "0.7", results_dir=chosen)
         assert ran.code == 0 and "temperature 0" not in ran.stderr
         assert {b["temperature"] for b in bodies} == {0.7}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchrig.result import result_path
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, write
 
 
@@ -34,12 +34,12 @@ def _left(folder: Path) -> set[str]:
 def test_prune_is_a_dry_run_until_yes(tmp_path: Path) -> None:
     folder, files = _folder(tmp_path)
     before = _left(folder)
-    ran = benchrig("results", "prune", str(folder), "--errors", results_dir=folder)
+    ran = cli_call("results", "prune", str(folder), "--errors", results_dir=folder)
     assert ran.code == 0, ran.stderr
     assert set(ran.stdout.split()) == {str(files["old-error"]), str(files["new-error"])}
     assert "would delete 2 results and 2 transcripts" in ran.stderr and "--yes" in ran.stderr
     assert _left(folder) == before
-    ran = benchrig("results", "prune", str(folder), "--errors", "--before", "2026-11-15",
+    ran = cli_call("results", "prune", str(folder), "--errors", "--before", "2026-11-15",
                    "--yes", results_dir=folder)
     assert ran.code == 0, ran.stderr
     gone = {files["old-error"].name, files["old-error"].with_suffix(".transcript.jsonl").name}
@@ -48,12 +48,12 @@ def test_prune_is_a_dry_run_until_yes(tmp_path: Path) -> None:
 
 def test_prune_by_label_and_needs_a_filter(tmp_path: Path) -> None:
     folder, files = _folder(tmp_path)
-    ran = benchrig("results", "prune", "--label", "try1", "--yes", results_dir=folder)
+    ran = cli_call("results", "prune", "--label", "try1", "--yes", results_dir=folder)
     assert ran.code == 0, ran.stderr
     assert not files["labelled"].exists()
     assert not files["labelled"].with_suffix(".transcript.jsonl").exists()
     assert all(files[n].exists() for n in ("old-error", "new-error", "old-pass"))
-    bare = benchrig("results", "prune", "--yes", results_dir=folder)
+    bare = cli_call("results", "prune", "--yes", results_dir=folder)
     assert bare.code == 2 and "needs a filter" in bare.stderr
     assert (folder / "notes.json").exists()
 
@@ -61,6 +61,6 @@ def test_prune_by_label_and_needs_a_filter(tmp_path: Path) -> None:
 def test_a_mistyped_results_path_says_no_such_folder(tmp_path: Path) -> None:
     missing = tmp_path / "reslts"
     for command in ("summary", "report"):
-        ran = benchrig(command, str(missing), results_dir=tmp_path)
+        ran = cli_call(command, str(missing), results_dir=tmp_path)
         assert ran.code == 2, ran.stderr
         assert ran.stderr.strip() == f"error: {missing}: no such file or folder", ran.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.result import load_results
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.openai import chunk, stream_reply
 
@@ -35,7 +35,7 @@ def test_errors_piling_up_stop_the_run_and_the_resume_line_finishes_it(
     with Loopback(_server(state)) as server:
         args = ["run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                 "--runs", "20", "--max-errors", "3"]
-        ran = benchrig(*args, results_dir=results_dir)
+        ran = cli_call(*args, results_dir=results_dir)
         chats = sum(path == "/v1/chat/completions" for _, path, _ in server.requests)
         assert ran.code == 1, ran.stderr
         assert [r["result"] for r in _results(results_dir)] == ["error"] * 3
@@ -47,7 +47,7 @@ def test_errors_piling_up_stop_the_run_and_the_resume_line_finishes_it(
         words = shlex.split(again)
         assert words[0] == "benchrig" and words[-2:] == ["--resume", "--retry-errors"]
         state["fixed"] = True
-        ran = benchrig(*words[1:], results_dir=results_dir)
+        ran = cli_call(*words[1:], results_dir=results_dir)
         assert ran.code == 0, ran.stderr
     latest: dict[int, str] = {}
     for r in sorted(_results(results_dir), key=lambda r: r["started_at"]):
@@ -57,11 +57,11 @@ def test_errors_piling_up_stop_the_run_and_the_resume_line_finishes_it(
 
 def test_the_default_is_a_tenth_of_the_run(results_dir: Path) -> None:
     with Loopback(_server({"fixed": False})) as server:
-        ran = benchrig("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", TASK, "-m", "m", "-d", "openai", "-p", f"{server.url}/v1",
                        "--runs", "40", results_dir=results_dir)
     assert ran.code == 1
     assert len(_results(results_dir)) == 4
     assert "(--max-errors 4)" in ran.stderr
-    help_text = benchrig("run", "--help", results_dir=results_dir,
+    help_text = cli_call("run", "--help", results_dir=results_dir,
                          env={"COLUMNS": "200"}).stdout
     assert "10% of the attempts" in help_text and "Inspect AI" in help_text

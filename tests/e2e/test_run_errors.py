@@ -18,7 +18,7 @@ from benchrig.report.scorecard import by_run, scorecards
 from benchrig.report.table import model_rows
 from benchrig.result import load_results
 from benchrig.suites import SUITES
-from tests.conftest import ROOT, SOLUTIONS, benchrig, fenced
+from tests.conftest import ROOT, SOLUTIONS, cli_call, fenced
 from tests.helpers.loopback import Loopback, Reply
 
 GOOD = fenced((SOLUTIONS / "lru-cache.py").read_text())
@@ -33,7 +33,7 @@ def _one_line_usage_error(ran: Any) -> str:
 
 
 def test_an_unknown_suite_is_named_with_the_suites(results_dir: Path) -> None:
-    ran = benchrig("run", "--suite", "contxt", "-d", "replay", "-p", "x",
+    ran = cli_call("run", "--suite", "contxt", "-d", "replay", "-p", "x",
                    results_dir=results_dir)
     line = _one_line_usage_error(ran)
     assert f"contxt is not a suite; suites: {', '.join(SUITES)}" in line
@@ -44,7 +44,7 @@ def test_a_results_path_that_is_a_file_stops_before_the_model_is_asked(
     blocker = tmp_path / "results"
     blocker.write_text("not a folder")
     with Loopback({("POST", "/v1/chat/completions"): Reply.json({}, 500)}) as server:
-        ran = benchrig("run", "lru-cache", "-m", "m", "-d", "openai", "-p",
+        ran = cli_call("run", "lru-cache", "-m", "m", "-d", "openai", "-p",
                        f"{server.url}/v1", results_dir=blocker)
         assert server.requests == []  # the model was never called
     assert "is a file, not a folder" in _one_line_usage_error(ran)
@@ -87,7 +87,7 @@ def test_retry_errors_runs_exactly_the_attempts_whose_latest_result_is_an_error(
     answer.write_text(GOOD)
 
     def run(*args: str) -> Any:
-        return benchrig("run", "lru-cache", "-d", "replay", "-p", str(answer), *args,
+        return cli_call("run", "lru-cache", "-d", "replay", "-p", str(answer), *args,
                         results_dir=results_dir)
 
     assert run("-m", "a", "--runs", "2").code == 0  # a: runs 0 and 1 pass
@@ -118,7 +118,7 @@ def test_retry_errors_numbers_older_results_by_start_time(
     """Results written before `run_index` existed are runs 0..k-1 by start time."""
     answer = tmp_path / "answer.md"
     answer.write_bytes(b"\xff")
-    benchrig("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer), "--runs", "2",
+    cli_call("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer), "--runs", "2",
              results_dir=results_dir)
     paths = list(results_dir.glob("*.json"))
     assert len(paths) == 2
@@ -130,7 +130,7 @@ def test_retry_errors_numbers_older_results_by_start_time(
             data.update(result="pass", pass_at_1=True, error=None)
         path.write_text(json.dumps(data))
     answer.write_text(GOOD)
-    ran = benchrig("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer),
+    ran = cli_call("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer),
                    "--retry-errors", results_dir=results_dir)
     assert ran.code == 0 and "retrying 1 attempt " in ran.stderr
     retried = [r for r in load_results([results_dir]).results if "run_index" in r]
@@ -146,7 +146,7 @@ def test_a_retried_attempt_takes_the_place_of_its_error_in_its_run(
     answer = tmp_path / "answer.md"
     answer.write_text(GOOD)
     base = ("run", "lru-cache", "-m", "a", "-d", "replay", "-p", str(answer))
-    benchrig(*base, "--runs", "2", results_dir=results_dir)
+    cli_call(*base, "--runs", "2", results_dir=results_dir)
     results = load_results([results_dir]).results
     first = min(results, key=lambda r: r["started_at"])
     path = next(p for p in results_dir.glob("*.json")
@@ -154,7 +154,7 @@ def test_a_retried_attempt_takes_the_place_of_its_error_in_its_run(
     failed = {**first, "result": "error", "pass_at_1": False,
               "error": {"kind": "infra", "message": "server down"}}
     path.write_text(json.dumps(failed))  # run 0 as a dead server would have left it
-    assert benchrig(*base, "--retry-errors", results_dir=results_dir).code == 0
+    assert cli_call(*base, "--retry-errors", results_dir=results_dir).code == 0
     results = load_results([results_dir]).results
     assert len(results) == 3
     runs = by_run(without_retried_errors(results))

@@ -14,7 +14,7 @@ from benchrig.report import render
 from benchrig.result import validate
 from benchrig.runner import SENT, Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import TASKS, answer_file, benchrig
+from tests.conftest import TASKS, answer_file, cli_call
 from tests.helpers import scorecard_fixture
 from tests.helpers.agents import use_fixture
 from tests.helpers.loopback import Loopback, Reply, ndjson
@@ -36,7 +36,7 @@ def results_in(folder: Path) -> list[dict[str, Any]]:
 def test_replay_sends_nothing_so_records_think_and_seed_null(tmp_path: Path,
                                                            results_dir: Path) -> None:
     answer = answer_file(tmp_path, "Final answer: $0.05")
-    ran = benchrig("run", TASK, "-m", "oracle", "-d", "replay", "-p", str(answer), "--think",
+    ran = cli_call("run", TASK, "-m", "oracle", "-d", "replay", "-p", str(answer), "--think",
                    "--temperature", "0.7", results_dir=results_dir)
     assert ran.code in (0, 1), ran.stderr
     (settings,) = (r["settings"] for r in results_in(results_dir))
@@ -52,7 +52,7 @@ def test_openai_records_think_and_seeds_as_the_server_received_them(
     reply = stream_reply(chunk({"content": "Final answer: $0.05"}, "stop"),
                          chunk(usage={"prompt_tokens": 9, "completion_tokens": 5}), "[DONE]")
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", TASK, "-m", "qwen3", "-d", "openai", "-p", f"{server.url}/v1",
+        ran = cli_call("run", TASK, "-m", "qwen3", "-d", "openai", "-p", f"{server.url}/v1",
                        "--runs", "3", "--seed", "40", "--think", "--temperature", "0.7",
                        results_dir=results_dir)
         bodies = server.posted("/v1/chat/completions")
@@ -71,7 +71,7 @@ def test_ollama_records_think_and_seeds_as_the_server_received_them(
     chat = Reply(ndjson(ollama_line("Final answer: $0.05"), ollama_done()),
                  content_type="application/x-ndjson")
     with Loopback(ollama_routes(chat)) as server:
-        ran = benchrig("run", TASK, "-m", "qwen3", "-d", "ollama", "-p", server.url,
+        ran = cli_call("run", TASK, "-m", "qwen3", "-d", "ollama", "-p", server.url,
                        "--runs", "2", "--think", "--temperature", "0.5",
                        "--threads", "3", results_dir=results_dir)
         bodies = [b for b in server.posted("/api/chat") if b.get("messages")]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Ran, benchrig
+from tests.conftest import Ran, benchrig, cli_call
 from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
@@ -78,7 +78,7 @@ def test_speed_measures_with_thinking_off_and_no_truncation(ran: tuple[Ran, Path
 
 def test_the_summary_renders_the_scorecards(ran: tuple[Ran, Path]) -> None:
     _, folder = ran
-    text = benchrig("summary", str(folder), results_dir=folder)
+    text = cli_call("summary", str(folder), results_dir=folder)
     assert text.code == 0 and text.stderr == ""
     lines = text.stdout.splitlines()
     assert lines[0].split()[:3] == ["model", "agent", "attempts"]
@@ -87,9 +87,9 @@ def test_the_summary_renders_the_scorecards(ran: tuple[Ran, Path]) -> None:
     for fragment in ("  reasoning  ", "  polish  ", "speed-short-decode", "speed-sustained-512",
                      "(mean of reasoning, polish)"):
         assert fragment in text.stdout, fragment
-    md = benchrig("summary", "-f", "markdown", str(folder), results_dir=folder)
+    md = cli_call("summary", "-f", "markdown", str(folder), results_dir=folder)
     assert "### smollm2 · llamacpp" in md.stdout
-    csv = benchrig("summary", "-f", "csv", str(folder), results_dir=folder)
+    csv = cli_call("summary", "-f", "csv", str(folder), results_dir=folder)
     header, row = csv.stdout.splitlines()
     assert "reasoning_pass_rate" in header and "speed_eval_tok_sec" in header
     assert row.startswith("smollm2,llamacpp,17,")
@@ -103,7 +103,7 @@ def test_runs_give_an_interval(tmp_path: Path) -> None:
     results = valid_results(folder)
     assert sorted(r["task"] for r in results) == ["bat-and-ball"] * 2 + [
         "letters-in-strawberry"] * 2
-    text = benchrig("summary", str(folder), results_dir=folder).stdout
+    text = cli_call("summary", str(folder), results_dir=folder).stdout
     assert "min-max over up to 2 runs" in text
     line = next(x for x in text.splitlines() if x.startswith("  reasoning  "))
     assert "% [" in line and "] (" in line  # e.g. "reasoning  0.0% [0.0-0.0] (0/4)"

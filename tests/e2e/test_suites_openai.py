@@ -11,7 +11,7 @@ import pytest
 
 from benchrig.local.serve import EmbeddedServer, ServerConfig
 from benchrig.result import validate
-from tests.conftest import Ran, benchrig
+from tests.conftest import Ran, benchrig, cli_call
 
 pytestmark = pytest.mark.model
 
@@ -60,7 +60,7 @@ def test_the_scorecards_render_for_the_served_model(ran: tuple[Ran, list[dict[st
     folder.mkdir()
     for r in results:
         (folder / f"{r['run_id']}.json").write_text(json.dumps(r))
-    text = benchrig("summary", str(folder), results_dir=folder)
+    text = cli_call("summary", str(folder), results_dir=folder)
     assert text.code == 0, text.stderr
     assert text.stdout.splitlines()[2].startswith("smollm2  openai  17")
     assert any(line.startswith("smollm2 · openai  composite ") for line in text.stdout.splitlines())

@@ -11,7 +11,7 @@ import pytest
 
 from benchrig.packs import REFERENCES
 from benchrig.report.stats import pass_at_k
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 
 MBPP = Path(__file__).resolve().parents[1] / "fixtures" / "packs" / "mbpp-sample.jsonl"
 
@@ -25,10 +25,10 @@ def row(table: str, answers: str) -> list[str]:
 def test_verify_humaneval_passes_every_reference_and_fails_every_broken_answer(
         tmp_path: Path, results_dir: Path) -> None:
     env = {"BENCHRIG_TASKS_DIR": str(tmp_path / "tasks")}
-    imported = benchrig("import", "humaneval", results_dir=results_dir, env=env)
+    imported = cli_call("import", "humaneval", results_dir=results_dir, env=env)
     assert imported.code == 0, imported.stderr
     assert "humaneval: 164 tasks" in imported.stdout
-    ran = benchrig("verify", "humaneval", results_dir=results_dir, env=env)
+    ran = cli_call("verify", "humaneval", results_dir=results_dir, env=env)
     assert ran.code == 0, ran.stdout + ran.stderr
     assert "isolation full" in ran.stdout  # bubblewrap under a dedicated uid
     reference, broken = row(ran.stdout, "reference"), row(ran.stdout, "broken")
@@ -49,36 +49,36 @@ def test_verify_humaneval_passes_every_reference_and_fails_every_broken_answer(
 def test_an_mbpp_file_imports_verifies_and_runs(tmp_path: Path, results_dir: Path) -> None:
     tasks = tmp_path / "tasks"
     env = {"BENCHRIG_TASKS_DIR": str(tasks)}
-    imported = benchrig("import", "mbpp", "--from", str(MBPP), results_dir=results_dir, env=env)
+    imported = cli_call("import", "mbpp", "--from", str(MBPP), results_dir=results_dir, env=env)
     assert imported.code == 0, imported.stderr
     assert "5 tasks" in imported.stdout and "4 checked per assertion, 1 per problem" in \
         imported.stdout
-    listed = benchrig("list", results_dir=results_dir, env=env)
+    listed = cli_call("list", results_dir=results_dir, env=env)
     assert re.search(r"pack\s+mbpp\s+5 tasks, MBPP", listed.stdout)
-    assert benchrig("validate", "mbpp", results_dir=results_dir, env=env).stdout == \
+    assert cli_call("validate", "mbpp", results_dir=results_dir, env=env).stdout == \
         "5 task(s) valid\n"
-    verified = benchrig("verify", "mbpp", results_dir=results_dir, env=env)
+    verified = cli_call("verify", "mbpp", results_dir=results_dir, env=env)
     assert verified.code == 0, verified.stdout + verified.stderr
     assert row(verified.stdout, "reference")[-1] == "yes: 5/5 pass"
     assert row(verified.stdout, "broken")[-1] == "yes: 5/5 fail"
-    again = benchrig("import", "mbpp", "--from", str(MBPP), results_dir=results_dir, env=env)
+    again = cli_call("import", "mbpp", "--from", str(MBPP), results_dir=results_dir, env=env)
     assert again.code == 0 and again.stdout.endswith("already up to date\n")  # .verify/ kept
     # one answer replayed for every task of the pack: it solves MBPP/2 only
     answer = str(tasks / "mbpp" / REFERENCES / "mbpp-002.md")
-    ran = benchrig("run", "--pack", "mbpp", "--runs", "2", "--agent", "replay", "--provider",
+    ran = cli_call("run", "--pack", "mbpp", "--runs", "2", "--agent", "replay", "--provider",
                    answer, "--model", "oracle", results_dir=results_dir, env=env)
     assert ran.code == 1, ran.stderr  # the other four fail: a result, not a broken run
     assert "mbpp-002 oracle replay: pass (3/3 checks)" in ran.stdout
     line = "mbpp · oracle · replay: pass@1 20.0%, pass@2 20.0% over 5/5 problems, 2 runs each"
     assert line in ran.stdout
-    summary = benchrig("summary", str(results_dir), results_dir=results_dir, env=env)
+    summary = cli_call("summary", str(results_dir), results_dir=results_dir, env=env)
     assert line in summary.stdout
     # a task of the pack by its id, and the pack as a suite name
-    one = benchrig("run", "mbpp-004", "--suite", "mbpp", "--agent", "replay", "--provider",
+    one = cli_call("run", "mbpp-004", "--suite", "mbpp", "--agent", "replay", "--provider",
                    str(tasks / "mbpp" / REFERENCES / "mbpp-004.md"), "--model", "oracle",
                    results_dir=results_dir, env=env)
     assert one.code == 0 and "mbpp-004 oracle replay: pass (3/3 checks)" in one.stdout
-    unknown = benchrig("run", "--pack", "humaneval", results_dir=results_dir, env=env)
+    unknown = cli_call("run", "--pack", "humaneval", results_dir=results_dir, env=env)
     assert unknown.code == 2 and "humaneval is not a suite; suites: " in unknown.stderr
     assert "imported packs: mbpp" in unknown.stderr
 

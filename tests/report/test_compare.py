@@ -13,7 +13,7 @@ import pytest
 from benchrig.core.errors import UsageError
 from benchrig.report.compare import compare, render_text
 from benchrig.report.stats import BOOTSTRAP, MCNEMAR
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, task_hash, write
 
 TASKS = [f"t{i}" for i in range(12)]
@@ -27,13 +27,13 @@ def _side(model: str, passes: set[str], runs: int = 1, **kwargs: Any) -> list[di
 def test_a_clear_difference_over_single_runs(tmp_path: Path) -> None:
     """A passes 10 of 12 tasks, B the 2 others: exact McNemar, p = 2·C(12,≤2)/2¹²."""
     folder = write(tmp_path / "r", _side("a", set(TASKS[:10])) + _side("b", set(TASKS[10:])))
-    ran = benchrig("compare", "a", "b", str(folder), results_dir=tmp_path)
+    ran = cli_call("compare", "a", "b", str(folder), results_dir=tmp_path)
     assert ran.code == 0, ran.stderr
     line = next(x for x in ran.stdout.splitlines() if x.startswith("  reasoning:"))
     assert "A 83.3% vs B 16.7%; A − B +66.7 points" in line
     assert "→ A better" in line and "exact McNemar" in line and "n=12 tasks" in line
     assert "p=0.0386" in line  # 2 · 79/4096
-    data = json.loads(benchrig("compare", "a", "b", str(folder), "-f", "json",
+    data = json.loads(cli_call("compare", "a", "b", str(folder), "-f", "json",
                                results_dir=tmp_path).stdout)
     (row,) = data["suites"]
     assert row["significant"] is True and row["difference"]["n_tasks"] == 12
@@ -43,7 +43,7 @@ def test_a_clear_difference_over_single_runs(tmp_path: Path) -> None:
 def test_identical_sides_are_not_significant(tmp_path: Path) -> None:
     passes = set(random.Random(3).sample(TASKS, 7))
     folder = write(tmp_path / "r", _side("a", passes, runs=3) + _side("b", passes, runs=3))
-    ran = benchrig("compare", "a", "b", str(folder), results_dir=tmp_path)
+    ran = cli_call("compare", "a", "b", str(folder), results_dir=tmp_path)
     line = next(x for x in ran.stdout.splitlines() if x.startswith("  reasoning:"))
     assert "A − B +0.0 points [+0.0, +0.0] → not significant" in line
     assert BOOTSTRAP in line and "seed" in line
@@ -104,7 +104,7 @@ def test_a_side_pooling_drivers_is_refused_by_name(tmp_path: Path) -> None:
     pooled = _side("smollm2", set(TASKS)) + _side("smollm2", set(), agent="openai",
                                                   started="2026-11-30T11:00:00Z")
     folder = write(tmp_path / "r", pooled + _side("b", set(TASKS[:3])))
-    ran = benchrig("compare", "smollm2", "b", str(folder), results_dir=tmp_path)
+    ran = cli_call("compare", "smollm2", "b", str(folder), results_dir=tmp_path)
     assert ran.code == 2, ran.stdout
     assert ("A=smollm2 pools drivers llamacpp and openai: say smollm2@llamacpp or "
             "smollm2@openai, or a label") in ran.stderr
@@ -123,5 +123,5 @@ def test_a_label_pooling_models_or_a_model_pooling_labels_is_refused() -> None:
 def test_sides_sharing_no_task_exit_2(tmp_path: Path) -> None:
     other = [attempt("b", f"u{i}", "pass") for i in range(3)]
     folder = write(tmp_path / "r", _side("a", set(TASKS)) + other)
-    ran = benchrig("compare", "a", "b", str(folder), results_dir=tmp_path)
+    ran = cli_call("compare", "a", "b", str(folder), results_dir=tmp_path)
     assert ran.code == 2 and "A=a (12 tasks) and B=b (3 tasks) share no task" in ran.stderr

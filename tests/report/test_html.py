@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, benchrig
+from tests.conftest import ROOT, cli_call
 from tests.helpers.result_sets import attempt, write
 
 ARTIFACTS = ROOT / "test-artifacts"
@@ -38,7 +38,7 @@ def _results() -> list[dict]:  # type: ignore[type-arg]
 def report(tmp_path: Path) -> Path:
     folder = write(tmp_path / "r", _results())
     out = tmp_path / "report.html"
-    ran = benchrig("report", str(folder), "--html", str(out), results_dir=tmp_path)
+    ran = cli_call("report", str(folder), "--html", str(out), results_dir=tmp_path)
     assert ran.code == 0, ran.stderr
     assert ran.stdout.strip() == f"{out} (7 results)"
     return out

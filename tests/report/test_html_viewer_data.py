@@ -10,7 +10,7 @@ from benchrig.record import as_records
 from benchrig.report.build import build
 from benchrig.report.render_html import colour, context, render_html
 from benchrig.report.viewer import island, payload
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, write
 from tests.report.test_context_card import WINDOWS
 from tests.report.test_context_card import results as context_results
@@ -67,7 +67,7 @@ def test_the_static_page_embeds_the_sidecar_capped(tmp_path: Path) -> None:
         + "\n" + json.dumps({"kind": "answer", "text": "y" * 9000, "thinking": "hmm",
                              "tool_calls": [{"name": "add"}]}) + "\n", encoding="utf-8")
     page = tmp_path / "report.html"
-    ran = benchrig("report", str(folder), "--html", str(page), results_dir=tmp_path)
+    ran = cli_call("report", str(folder), "--html", str(page), results_dir=tmp_path)
     assert ran.code == 0, ran.stderr
     text = page.read_text(encoding="utf-8")
     block = text[text.index('id="benchrig-data">') + 19:]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, write
 
 
@@ -30,7 +30,7 @@ def _pack_and_results(tmp_path: Path) -> tuple[Path, Path]:
 def test_a_pack_is_its_own_line_out_of_coding_and_the_composite(tmp_path: Path) -> None:
     tasks, folder = _pack_and_results(tmp_path)
     env = {"BENCHRIG_TASKS_DIR": str(tasks)}
-    ran = benchrig("summary", str(folder), "--format", "json", results_dir=tmp_path, env=env)
+    ran = cli_call("summary", str(folder), "--format", "json", results_dir=tmp_path, env=env)
     assert ran.code == 0, ran.stderr
     model = json.loads(ran.stdout)["models"][0]
     coding, pack = model["suites"]["coding"], model["suites"]["humaneval"]
@@ -38,6 +38,6 @@ def test_a_pack_is_its_own_line_out_of_coding_and_the_composite(tmp_path: Path) 
     assert pack["score"] is None and pack["pack"]["problems"] == 2
     assert pack["pack"]["pass_at"] == {"1": 0.25, "2": 0.5}
     assert model["composite"] == {**model["composite"], "value": 1.0, "suites": ["coding"]}
-    text = benchrig("summary", str(folder), results_dir=tmp_path, env=env).stdout
+    text = cli_call("summary", str(folder), results_dir=tmp_path, env=env).stdout
     line = next(x for x in text.splitlines() if x.strip().startswith("humaneval "))
     assert "pass@1 25" in line and "not in the composite" in line

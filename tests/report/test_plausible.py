@@ -19,7 +19,7 @@ from benchrig.plausible import (
 from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import scorecards
 from benchrig.report.table import model_rows
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.agents import attempt, stream
 from tests.helpers.loopback import Loopback, Reply, ndjson
 from tests.helpers.ollama import FINAL, GOOD, done, line, routes
@@ -39,7 +39,7 @@ def test_forged_agent_usage_is_null_with_reasons(monkeypatch: pytest.MonkeyPatch
     assert m["output_tokens"] == 240 and "output_tokens" in m["partial"]  # before the tool
     assert m["tokens_per_s"] < 1e5 and m["cost_usd"] is None
     assert "first tool ran" in m["rejected"]["cost_usd"]
-    shown = benchrig("summary", str(tmp_path / "results"), results_dir=tmp_path / "results")
+    shown = cli_call("summary", str(tmp_path / "results"), results_dir=tmp_path / "results")
     assert shown.code == 0, shown.stderr
     rates = [float(n.replace(",", "")) for n in re.findall(r"[\d,]+\.\d+|\d+e\+\d+", shown.stdout)]
     assert rates and max(rates) < 1e5, shown.stdout

@@ -16,7 +16,7 @@ from benchrig.record import as_records
 from benchrig.report import render
 from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import by_run, scorecards
-from tests.conftest import ROOT, benchrig
+from tests.conftest import ROOT, benchrig, cli_call
 from tests.helpers import scorecard_fixture
 
 GOLDEN = ROOT / "tests" / "fixtures" / "golden"
@@ -185,7 +185,7 @@ def test_rendered_summary_of_the_fixed_results_is_pinned(tmp_path: Path, fmt: st
 def test_table_only_keeps_the_benchmark_runner_table(tmp_path: Path) -> None:
     folder = tmp_path / "results"
     scorecard_fixture.write(folder)
-    ran = benchrig("summary", "--table-only", str(folder), results_dir=folder)
+    ran = cli_call("summary", "--table-only", str(folder), results_dir=folder)
     assert ran.code == 0
     assert ran.stdout.splitlines()[0].split()[:3] == ["model", "agent", "attempts"]
     lines = ran.stdout.splitlines()

@@ -13,7 +13,7 @@ import pytest
 from benchrig.report import render
 from benchrig.report.grouping import grouped
 from benchrig.report.select import Filters, parse_since, selected
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, task_hash, write
 
 TASKS = ("t1", "t2", "t3")
@@ -34,13 +34,13 @@ def test_filters_keep_only_what_is_asked(tmp_path: Path) -> None:
     for args, rows in [(["-m", "alpha"], ["alpha"]), (["--driver", "ollama"], ["beta"]),
                        (["--since", "2026-11-30"], ["alpha"]),
                        (["--suite", "coding"], ["beta"])]:
-        ran = benchrig("summary", str(folder), "--table-only", "--format", "csv", *args,
+        ran = cli_call("summary", str(folder), "--table-only", "--format", "csv", *args,
                        results_dir=tmp_path)
         assert ran.code == 0, ran.stderr
         assert [r["model"] for r in csv.DictReader(io.StringIO(ran.stdout))] == rows, args
-    ran = benchrig("summary", str(folder), "-m", "gamma", results_dir=tmp_path)
+    ran = cli_call("summary", str(folder), "-m", "gamma", results_dir=tmp_path)
     assert ran.code == 1 and "none of the 13 results matches the filters" in ran.stderr
-    ran = benchrig("summary", str(folder), "--since", "yesterday", results_dir=tmp_path)
+    ran = cli_call("summary", str(folder), "--since", "yesterday", results_dir=tmp_path)
     assert ran.code == 2 and "--since 'yesterday' is not a date" in ran.stderr
 
 
@@ -66,7 +66,7 @@ def test_results_of_other_settings_are_never_one_row(tmp_path: Path) -> None:
     results = [attempt("m", t, "pass", temperature=0) for t in TASKS]
     results += [attempt("m", t, "fail", run=1, temperature=0.7) for t in TASKS]
     results += [attempt("solo", t, "pass") for t in TASKS]
-    ran = benchrig("summary", str(write(tmp_path / "r", results)), "--table-only",
+    ran = cli_call("summary", str(write(tmp_path / "r", results)), "--table-only",
                    results_dir=tmp_path)
     lines = ran.stdout.splitlines()
     assert lines[2].startswith("m [temperature 0]") and "100% (3/3)" in lines[2]
@@ -90,17 +90,17 @@ def test_a_changed_task_is_said_with_its_count(tmp_path: Path) -> None:
     """Results of an edited task (another task_hash) are pooled in a row: never silently."""
     results = [attempt("m", "t1", "pass"), attempt("m", "t2", "pass"),
                attempt("m", "t1", "fail", run=1, task_hash=task_hash("t1 edited"))]
-    ran = benchrig("summary", str(write(tmp_path / "r", results)), results_dir=tmp_path)
+    ran = cli_call("summary", str(write(tmp_path / "r", results)), results_dir=tmp_path)
     assert ran.code == 0
     assert "1 task changed between these results (more than one task_hash): t1 (2 versions)" \
         in " ".join(ran.stderr.split())
-    ran = benchrig("summary", str(tmp_path / "r"), "-f", "json", results_dir=tmp_path)
+    ran = cli_call("summary", str(tmp_path / "r"), "-f", "json", results_dir=tmp_path)
     assert json.loads(ran.stdout)["changed_tasks"] == {"t1": 2}
 
 
 def test_by_task_shows_pass_counts_per_model(tmp_path: Path) -> None:
     folder = _two_models(tmp_path / "r")
-    ran = benchrig("summary", str(folder), "--by", "task", results_dir=tmp_path)
+    ran = cli_call("summary", str(folder), "--by", "task", results_dir=tmp_path)
     assert ran.code == 0, ran.stderr
     rows = {line.split()[1]: line.split()[2:] for line in ran.stdout.splitlines()[2:]
             if line.startswith(("reasoning", "coding"))}
@@ -126,7 +126,7 @@ def test_by_task_as_json_and_csv() -> None:
 
 def test_json_has_n_intervals_and_methods(tmp_path: Path) -> None:
     folder = _two_models(tmp_path / "r")
-    ran = benchrig("summary", str(folder), "--format", "json", results_dir=tmp_path)
+    ran = cli_call("summary", str(folder), "--format", "json", results_dir=tmp_path)
     data = json.loads(ran.stdout)
     alpha, beta = data["models"]
     assert (alpha["model"], alpha["passed"], alpha["attempts"]) == ("alpha", 6, 6)
@@ -141,7 +141,7 @@ def test_json_has_n_intervals_and_methods(tmp_path: Path) -> None:
 
 def test_csv_per_attempt_is_one_row_per_result(tmp_path: Path) -> None:
     results = [attempt("=HYPERLINK(\"http://x\")", "t1", "pass"), attempt("m", "t2", "error")]
-    ran = benchrig("summary", str(write(tmp_path / "r", results)), "--format", "csv",
+    ran = cli_call("summary", str(write(tmp_path / "r", results)), "--format", "csv",
                    "--per-attempt", results_dir=tmp_path)
     rows = list(csv.DictReader(io.StringIO(ran.stdout)))
     assert len(rows) == 2
@@ -150,7 +150,7 @@ def test_csv_per_attempt_is_one_row_per_result(tmp_path: Path) -> None:
     assert (by_task["t2"]["result"], by_task["t2"]["error_kind"],
             by_task["t2"]["counted"]) == ("error", "infra", "false")
     assert by_task["t1"]["ttft_ms"] == "100.0" and by_task["t1"]["temperature"] == "0"
-    ran = benchrig("summary", str(tmp_path / "r"), "--per-attempt", results_dir=tmp_path)
+    ran = cli_call("summary", str(tmp_path / "r"), "--per-attempt", results_dir=tmp_path)
     assert ran.code == 2 and "use it with --format csv" in ran.stderr
 
 

@@ -18,7 +18,7 @@ from benchrig.report import render
 from benchrig.report.tooluse import Rate, tool_figures
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import ROOT, TASKS, answer_file, benchrig
+from tests.conftest import ROOT, TASKS, answer_file, cli_call
 from tests.helpers.toolcases import REFUSAL, oracle, write
 
 GOLDEN = ROOT / "tests" / "fixtures" / "golden" / "tool_use_summary.txt"
@@ -109,7 +109,7 @@ def test_the_rendered_tool_scorecard_is_pinned(tmp_path: Path) -> None:
         data = json.loads(path.read_text())
         data["notes"] = data["notes"].replace(str(tmp_path), "<tmp>")
         path.write_text(json.dumps(data))
-    ran = benchrig("summary", str(folder), results_dir=folder)
+    ran = cli_call("summary", str(folder), results_dir=folder)
     assert ran.code == 0, ran.stderr
     if os.environ.get("UPDATE_GOLDEN"):
         GOLDEN.write_text(ran.stdout, encoding="utf-8")
