@@ -16,11 +16,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.core",),
     ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
-     "benchrig.needle", "benchrig.gateway"),
+     "benchrig.needle", "benchrig.gateway", "benchrig.load.stats"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.execute"),
     ("benchrig.context_run",),
-    ("benchrig.runner", "benchrig.conversation", "benchrig.remote"),
+    ("benchrig.runner", "benchrig.conversation", "benchrig.remote", "benchrig.load"),
     ("benchrig.packs",),
     ("benchrig.cli",),
 ]
