@@ -5,7 +5,7 @@ change them."""
 
 from __future__ import annotations
 
-SUITES = ("speed", "coding", "reasoning", "context", "polish", "tool_use")
+SUITES = ("speed", "coding", "reasoning", "context", "polish", "tool_use", "load")
 # Suites whose answer is checked: a response cut off at the token limit is `truncated` here,
 # while speed and context generate to the limit on purpose; a thinking model's budget is
 # multiplied in these (a tool turn's trace comes before its call too).
@@ -14,6 +14,6 @@ ANSWER_SCORED = ("coding", "reasoning", "polish", "tool_use")
 COMPOSITE = ("coding", "reasoning", "polish", "context")
 # Suites left out of the legacy timing averages (per-model table, the model's avg TTFT):
 # tool conversations are several unstreamed requests, not one timed generation.
-UNTIMED = ("tool_use",)
+UNTIMED = ("tool_use", "load")  # load: a level is a distribution, not one generation
 # Suites run only when asked for by name (--suite or a task id), never by default.
-OPT_IN = ("tool_use",)
+OPT_IN = ("tool_use", "load")

@@ -67,4 +67,9 @@ def render(results: list[Result], format_: str, table_only: bool = False, by: st
     renderer = RENDERERS[format_]
     if table_only:
         return renderer.table(model_rows(grouped(results)))
+    if format_ == "table":  # LOAD HOOK (issue 26): the load suite's curves after the cards
+        from benchrig.report.load import render_curves
+
+        curves = render_curves(results)
+        return renderer.report(build(results, packs)) + ("\n" + curves if curves else "")
     return renderer.report(build(results, packs))

@@ -1,0 +1,78 @@
+"""`benchrig run --suite load` end to end against the paced stand-in: one schema-valid result
+per level, the curves in run's output and in summary, and a dead server as counted errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchrig.local.serve import free_port
+from benchrig.result import load_results
+from tests.conftest import benchrig
+from tests.helpers.paced import paced
+
+
+def test_a_concurrency_sweep_writes_one_result_per_level(results_dir: Path) -> None:
+    with paced(0.02, tokens=16) as url:
+        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+                       "--concurrency", "1,2,4", "--requests", "4", "--warmup", "1",
+                       "--max-tokens", "16", "--slo", "ttft_ms=10000,itl_ms=10000",
+                       results_dir=results_dir)
+    assert ran.code == 0, ran.stderr
+    loaded = load_results([results_dir])
+    assert not loaded.rejected and len(loaded.results) == 3
+    levels = sorted(r["evidence"]["load"]["concurrency"] for r in loaded.results)
+    assert levels == [1, 2, 4]
+    for r in loaded.results:
+        load = r["evidence"]["load"]
+        assert r["suite"] == "load" and r["result"] == "no-test"
+        assert load["completed"] == 4 and load["errors"] == 0
+        assert load["warmup"]["requests"] == 1
+        assert load["output_tokens"] == 64 and load["output_tokens_source"] == "server"
+        assert load["goodput"]["requests"] == 4 and load["goodput"]["share"] == 1.0
+        assert load["ttft_ms"]["p50"] >= 20.0  # the stand-in's delay: no earlier byte
+    assert len({r["evidence"]["load"]["sweep_id"] for r in loaded.results}) == 1
+    assert "Load · load-chat-short" in ran.stdout and "TTFT p99" in ran.stdout
+    summary = benchrig("summary", str(results_dir), results_dir=results_dir)
+    assert summary.code == 0 and "Load · load-chat-short" in summary.stdout
+
+
+def test_a_rate_sweep_records_its_arrivals(results_dir: Path) -> None:
+    with paced(0.01, tokens=4) as url:
+        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+                       "--rate", "20,40", "--arrivals", "poisson", "--seed", "3",
+                       "--requests", "5", "--warmup", "0", "--max-tokens", "4",
+                       results_dir=results_dir)
+    assert ran.code == 0, ran.stderr
+    results = load_results([results_dir]).results
+    assert sorted(r["evidence"]["load"]["rate"] for r in results) == [20.0, 40.0]
+    assert {r["evidence"]["load"]["arrivals"] for r in results} == {"poisson"}
+    assert "by rate" in ran.stdout
+
+
+def test_a_dead_server_is_an_error_result_not_a_traceback(results_dir: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+                   "--concurrency", "1,2", "--requests", "2", results_dir=results_dir)
+    assert ran.code == 1 and "Traceback" not in ran.stderr
+    results = load_results([results_dir]).results
+    assert len(results) == 1  # the sweep stops after a level where nothing completed
+    load = results[0]["evidence"]["load"]
+    assert results[0]["result"] == "error" and results[0]["error"]["kind"] == "infra"
+    assert load["errors"] == 2 and load["error_kinds"] == {"connect": 2}
+
+
+def test_bad_sweep_options_are_usage_errors(results_dir: Path) -> None:
+    for args in (("--concurrency", "1,x"), ("--concurrency", "1", "--rate", "2"),
+                 ("--slo", "ttft=5"), ("--slo", "ttft_ms=-1")):
+        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider",
+                       "http://127.0.0.1:9/v1", *args, results_dir=results_dir)
+        assert ran.code == 2 and "Traceback" not in ran.stderr, (args, ran.stderr)
+    assert not list(results_dir.iterdir())
+
+
+def test_old_results_stay_valid() -> None:
+    example = Path(__file__).resolve().parents[2] / "results" / "EXAMPLE.json"
+    from benchrig.schemas import problems
+
+    assert problems("result", json.loads(example.read_text())) == []
