@@ -30,23 +30,24 @@ class Measured:
 def chunk_tokens(record: Record) -> tuple[list[int], str]:
     """Tokens in each text chunk, and where the count comes from. Streamed usage (vLLM's
     continuous_usage_stats) gives each chunk's own count; a final server total larger than
-    the chunks is spread over them by their text (largest remainder, at least one each),
-    as llmperf's and vLLM's ITL fixes spread a multi-token chunk; else one per chunk. A
-    server total is believed only when the text could hold it (a token is at least one
-    byte, plus TEXTLESS_TOKENS that carry none) and it is not below the chunks."""
+    the chunks is spread over them by their text (largest remainder, at least one per text
+    event each), as llmperf's and vLLM's ITL fixes spread a multi-token chunk; else one per
+    text event. A server total is believed only when the text could hold it (a token is at
+    least one byte, plus TEXTLESS_TOKENS that carry none) and it is not below the events."""
     n = len(record.chunks)
     if len(record.tokens) == n and n and all(b >= a for a, b in zip(
             [0, *record.tokens], record.tokens, strict=False)):
         counts = [b - a for a, b in zip([0, *record.tokens], record.tokens, strict=False)]
         if all(counts) and record.tokens[-1] <= record.received_bytes + TEXTLESS_TOKENS:
             return counts, "server"
+    events = record.events if len(record.events) == n else [1] * n
     total = record.usage_output
-    if total is None or not n <= total <= record.received_bytes + TEXTLESS_TOKENS:
-        return [1] * n, "counted"
+    if total is None or not sum(events) <= total <= record.received_bytes + TEXTLESS_TOKENS:
+        return list(events), "counted"
     chars = sum(record.chars) or n
-    extra = total - n
+    extra = total - sum(events)
     shares = [extra * c / chars for c in record.chars]
-    counts = [1 + int(s) for s in shares]
+    counts = [e + int(s) for e, s in zip(events, shares, strict=True)]
     left = total - sum(counts)
     for i in sorted(range(n), key=lambda i: shares[i] - int(shares[i]), reverse=True)[:left]:
         counts[i] += 1

@@ -49,13 +49,17 @@ class Record:
     """One request as measured: times are perf_counter seconds from its dispatch."""
 
     dispatched: float = 0.0  # perf_counter at the first byte written
+    # A chunk is what one socket read brought: the text events it completed arrived at the
+    # same instant as far as any client can tell (a late read coalesces several writes).
     chunks: list[float] = field(default_factory=list)  # each text chunk's arrival
     chars: list[int] = field(default_factory=list)  # each text chunk's characters
+    events: list[int] = field(default_factory=list)  # text events in each chunk
     tokens: list[int] = field(default_factory=list)  # per chunk, from streamed usage
     end: float | None = None  # the stream's end ([DONE] or the last byte)
     usage_output: int | None = None
     usage_input: int | None = None
     received_bytes: int = 0  # text bytes of the answer (a token is at least one)
+    text_events: int = 0  # events that carried text (each at least one token)
     error: str | None = None  # None: completed
     error_kind: str | None = None  # connect, status, stream, timeout, protocol, cut
 
@@ -179,13 +183,24 @@ def _event(data: bytes, record: Record, now: float, budget: int) -> bool:
                    if isinstance(part := delta.get(key), str))
     if not text:
         return False
-    record.chunks.append(now - record.dispatched)
-    record.chars.append(len(text))
+    at = now - record.dispatched
+    if record.chunks and record.chunks[-1] == at:  # the same read: the same chunk
+        record.chars[-1] += len(text)
+        record.events[-1] += 1
+    else:
+        record.chunks.append(at)
+        record.chars.append(len(text))
+        record.events.append(1)
     record.received_bytes += len(text.encode("utf-8", "replace"))
     if isinstance(usage, dict) and record.usage_output is not None:
-        record.tokens.append(record.usage_output)  # streamed usage: cumulative per chunk
-    if len(record.chunks) > budget + TEXTLESS_TOKENS:
-        raise Failed("protocol", f"more than {budget} + {TEXTLESS_TOKENS} text chunks for "
+        # streamed usage: cumulative, the chunk's latest
+        if len(record.tokens) == len(record.chunks):
+            record.tokens[-1] = record.usage_output
+        else:
+            record.tokens.append(record.usage_output)
+    record.text_events += 1
+    if record.text_events > budget + TEXTLESS_TOKENS:
+        raise Failed("protocol", f"more than {budget} + {TEXTLESS_TOKENS} text events for "
                                  f"max_tokens {budget}: the server does not stop")
     return False
 

@@ -76,3 +76,46 @@ def test_old_results_stay_valid() -> None:
     from benchrig.schemas import problems
 
     assert problems("result", json.loads(example.read_text())) == []
+
+
+def test_ctrl_c_keeps_every_finished_level(results_dir: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    with paced(0.1, tokens=4) as url:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "benchrig.cli", "run", "--suite", "load", "--driver",
+             "openai", "--provider", url, "--concurrency", ",".join(["1"] * 50),
+             "--requests", "3", "--warmup", "0", "--results-dir", str(results_dir)],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ})
+        assert proc.stdout is not None
+        proc.stdout.readline()  # the first level's line: its result is written
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    loaded = load_results([results_dir])
+    assert not loaded.rejected and 1 <= len(loaded.results) < 50
+    assert not [p for p in results_dir.iterdir() if p.name.endswith(".tmp")]
+    assert "every finished level is recorded" in err
+
+
+def test_a_saturation_sweep_stops_when_throughput_stops_growing(results_dir: Path) -> None:
+    """The stand-in answers every stream at once, so throughput grows with concurrency up to
+    the cap given; a one-slot server is tested by the saturated() rule directly."""
+    from benchrig.load.plan import saturated
+
+    assert saturated([1.0, 1.05], 0.0) and not saturated([1.0, 1.9], 0.0)
+    assert saturated([1.0], 0.6) and not saturated([1.0], 0.0)
+    with paced(0.01, tokens=4) as url:
+        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+                       "--saturation", "--concurrency", "4", "--requests", "8",
+                       "--warmup", "0", "--max-tokens", "4", results_dir=results_dir)
+    assert ran.code == 0, ran.stderr
+    levels = sorted(r["evidence"]["load"]["concurrency"]
+                    for r in load_results([results_dir]).results)
+    assert levels[0] == 1 and set(levels) <= {1, 2, 4}

@@ -101,7 +101,23 @@ def test_a_usage_below_the_chunks_is_not_believed() -> None:
                   content_type="text/event-stream")
     with Loopback({PATH: reply}) as server:
         record = ask(server.url)
-    assert chunk_tokens(record) == ([1, 1, 1], "counted")
+    counts, source = chunk_tokens(record)
+    assert sum(counts) == 3 and source == "counted"
+
+
+def test_events_one_read_brought_are_one_chunk_spread_over_their_tokens() -> None:
+    """A client that reads late finds several writes in one read: they arrived at once as
+    far as it can tell, so they are one chunk whose gap is spread over its tokens (not
+    three latencies of which two are 0 ms)."""
+    burst = b"".join(sse(text("b"), text("c"), text("d")))
+    reply = Reply((*sse(text("a")), burst, *sse(usage(4), "[DONE]")),
+                  content_type="text/event-stream", pause_s=0.05)
+    with Loopback({PATH: reply}) as server:
+        record = ask(server.url)
+    assert record.events == [1, 3] and record.text_events == 4
+    figures = measured(record)
+    assert figures.output_tokens == 4 and len(figures.itl_ms) == 3
+    assert len(set(figures.itl_ms)) == 1 and figures.itl_ms[0] > 0
 
 
 def test_a_server_that_does_not_stop_is_cut_at_the_budget() -> None:
