@@ -103,14 +103,33 @@ def difference_interval(a: Sequence[float], b: Sequence[float], q: float, seed: 
                         ) -> tuple[float, float] | None:
     """A bootstrap interval for percentile_q(b) − percentile_q(a), each side resampled on
     its own (independent samples); None when either side has fewer than 2 values."""
+    return difference_intervals(a, b, (q,), seed, resamples, level).get(q)
+
+
+def difference_intervals(a: Sequence[float], b: Sequence[float], qs: Sequence[float],
+                         seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES,
+                         level: float = 0.95) -> dict[float, tuple[float, float]]:
+    """`difference_interval` for each of `qs`, from one set of resamples (empty when either
+    side has fewer than 2 values)."""
     if len(a) < 2 or len(b) < 2:
-        return None
+        return {}
     rng = random.Random(seed)
-    diffs = []
+    diffs: dict[float, list[float]] = {q: [] for q in qs}
     for _ in range(resamples):
-        pa = percentile([a[rng.randrange(len(a))] for _ in range(len(a))], q) or 0.0
-        pb = percentile([b[rng.randrange(len(b))] for _ in range(len(b))], q) or 0.0
-        diffs.append(pb - pa)
-    diffs.sort()
+        ra, rb = sorted(rng.choices(a, k=len(a))), sorted(rng.choices(b, k=len(b)))
+        for q in qs:
+            diffs[q].append(_sorted_percentile(rb, q) - _sorted_percentile(ra, q))
     alpha = (1 - level) / 2
-    return (percentile(diffs, alpha * 100) or 0.0, percentile(diffs, (1 - alpha) * 100) or 0.0)
+    found = {}
+    for q, values in diffs.items():
+        values.sort()
+        found[q] = (_sorted_percentile(values, alpha * 100),
+                    _sorted_percentile(values, (1 - alpha) * 100))
+    return found
+
+
+def _sorted_percentile(ordered: Sequence[float], q: float) -> float:
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
