@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
+
 from benchrig.jsonsafe import LARGEST_COUNT, finite
 from benchrig.streams import EventTooLarge, SSEDecoder
 from benchrig.textsafe import NAME_CAP, printable
@@ -160,10 +162,14 @@ def _event(data: bytes, record: Record, now: float, budget: int) -> bool:
     """Read one SSE event into `record`; True at the end marker."""
     if data.strip() == b"[DONE]":
         return True
-    try:
-        chunk = json.loads(data)
-    except (ValueError, RecursionError):
-        raise Failed("protocol", "an event that is not JSON") from None
+    try:  # orjson: a third of json's CPU per event; what it refuses (an integer past 64
+        # bits, NaN) json reads as it always did
+        chunk = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            chunk = json.loads(data)
+        except (ValueError, RecursionError):
+            raise Failed("protocol", "an event that is not JSON") from None
     if not isinstance(chunk, dict):
         raise Failed("protocol", "an event that is not a JSON object")
     if "error" in chunk:
