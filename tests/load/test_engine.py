@@ -54,3 +54,35 @@ def test_a_dead_server_is_a_level_of_counted_errors() -> None:
     run = run_level(workload(url), Level(concurrency=3, requests=6, warmup=1))
     assert len(run.records) == 6 and not any(r.ok for r in run.records)
     assert {r.error_kind for r in run.records} == {"connect"}
+
+
+def test_figures_agree_with_the_stand_ins_truth() -> None:
+    """Against the stand-in's own record of each request (GET /truth, keyed by the model
+    each request names): tokens exact, and each request's mean ITL as the client saw it
+    against the span the stand-in really wrote over. The tolerance is a ratio (0.5–2), so
+    a busy machine cannot fail it; a client that dropped, doubled or mis-spread tokens
+    would (bench/load_fidelity.py measures the milliseconds)."""
+    import json
+    from urllib.request import urlopen
+
+    from bench.load_fidelity import Named
+
+    tokens = 20
+    with paced(DELAY_S, tokens=tokens, rate=200.0, per_event=1, per_write=1) as url:
+        work = Named(Endpoint.of(url), "req", ("hi",), tokens, timeout_s=60.0)
+        run = run_level(work, Level(concurrency=8, requests=16))
+        with urlopen(url.removesuffix("/v1") + "/truth", timeout=30) as answer:
+            truth = json.loads(answer.read())
+    assert all(r.ok for r in run.records)
+    ratios = []
+    for index, record in enumerate(run.records):
+        figures = measured(record)
+        assert figures.output_tokens == tokens and figures.tokens_source == "server"
+        known = truth[f"req-{index}"]
+        true_mean = (known["last_write"] - known["first_write"]) * 1000 / (tokens - 1)
+        seen = (record.chunks[-1] - record.chunks[0]) * 1000 / (tokens - 1)
+        assert abs(sum(figures.itl_ms) - (record.chunks[-1] - record.chunks[0]) * 1000) \
+            < 1e-6 * tokens  # spreading moves latency between tokens, never adds any
+        ratios.append(seen / true_mean)
+    ratios.sort()
+    assert 0.5 < ratios[len(ratios) // 2] < 2.0
