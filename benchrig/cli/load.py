@@ -76,7 +76,8 @@ def run_load(tasks: list[TaskSpec], models: list[str], drivers: list[str],
                      f"{len(sweep)} level{'s' if len(sweep) != 1 else ''}"
                      + (" (saturation: stops at the knee)" if given.saturation else ""))
                 target = Target(model, driver, driver, providers[0] if providers else None,
-                                url)
+                                url, os.environ.get("OPENAI_API_KEY") if driver == "openai"
+                                else None)  # as the openai driver: from the environment only
                 try:
                     attempts = run_sweep(
                         task, target, settings, sweep, prompts(task, given.seed), slo,

@@ -31,6 +31,7 @@ class Target:
     driver: str
     provider: str | None
     base_url: str
+    api_key: str | None = None  # sent, never recorded
 
 
 def _notes(figures: Mapping[str, Any], level: Level) -> str:
@@ -94,7 +95,7 @@ def run_sweep(task: TaskSpec, target: Target, settings: Settings, levels: list[L
     request completed (the server is gone: more levels would only repeat it)."""
     work = Workload(Endpoint.of(target.base_url), target.model, prompts.texts,
                     settings.max_tokens, settings.timeout_s,
-                    {"temperature": settings.temperature, **(extra or {})})
+                    {"temperature": settings.temperature, **(extra or {})}, target.api_key)
     sweep_id = secrets.token_hex(6)
     attempts: list[Attempt] = []
     throughputs: list[float] = []

@@ -119,3 +119,22 @@ def test_a_saturation_sweep_stops_when_throughput_stops_growing(results_dir: Pat
     levels = sorted(r["evidence"]["load"]["concurrency"]
                     for r in load_results([results_dir]).results)
     assert levels[0] == 1 and set(levels) <= {1, 2, 4}
+
+
+def test_the_api_key_is_sent_and_never_recorded(results_dir: Path) -> None:
+    from tests.helpers.loopback import Loopback, Reply, sse
+
+    chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
+    reply = Reply(sse(chunk, chunk, "[DONE]"), content_type="text/event-stream")
+    with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
+        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider",
+                       server.url + "/v1", "--concurrency", "1", "--requests", "2",
+                       "--warmup", "0", results_dir=results_dir,
+                       env={"OPENAI_API_KEY": "sk-load-secret"})
+        sent = [h.get("authorization") for h in server.headers]
+    assert ran.code == 0, ran.stderr
+    assert sent == ["Bearer sk-load-secret"] * 2
+    for path in results_dir.iterdir():
+        assert "sk-load-secret" not in path.read_text()
+    result, = load_results([results_dir]).results
+    assert result["evidence"]["load"]["output_tokens_source"] == "counted"
