@@ -146,7 +146,8 @@ def run(
              "--seed). [default: the task's, else constant]")] = None,
     slo: Annotated[str | None, Option("--slo", metavar="NAME=MS,…",
         help="--suite load: goodput counts the requests meeting all of these: ttft_ms, "
-             "itl_ms (a request's mean), e2e_ms; e.g. ttft_ms=500,itl_ms=50.")] = None,
+             "itl_ms (a request's mean: (E2E − TTFT) ÷ (tokens − 1)), e2e_ms; e.g. "
+             "ttft_ms=500,itl_ms=50.")] = None,
     saturation: Annotated[bool, Option("--saturation",
         help="--suite load: double the concurrency from 1 until the throughput stops "
              "growing (the knee).")] = False,

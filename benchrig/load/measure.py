@@ -24,7 +24,11 @@ class Measured:
 
     @property
     def itl_mean_ms(self) -> float | None:
-        return sum(self.itl_ms) / len(self.itl_ms) if self.itl_ms else None
+        """(E2E − TTFT) ÷ (tokens − 1), as llmperf's fixed ITL and vLLM's TPOT: defined for
+        an answer that arrived in one chunk too; None for one token."""
+        if self.output_tokens < 2:
+            return None
+        return (self.e2e_ms - self.ttft_ms) / (self.output_tokens - 1)
 
 
 def chunk_tokens(record: Record) -> tuple[list[int], str]:
