@@ -155,3 +155,11 @@ def test_streamed_usage_counts_each_chunk() -> None:
     record = Record(chunks=[0.1, 0.2, 0.3], chars=[1, 1, 1], tokens=[1, 3, 4], end=0.3,
                     usage_output=4, received_bytes=3)
     assert chunk_tokens(record) == ([1, 2, 1], "server")
+
+
+def test_headers_past_their_cap_are_refused() -> None:
+    reply = Reply(sse(text("a"), "[DONE]"), content_type="text/event-stream",
+                  headers=(("X-Filler", "a" * (70 << 10)),))
+    with Loopback({PATH: reply}) as server:
+        record = ask(server.url)
+    assert record.error_kind == "protocol" and "headers" in (record.error or "")
