@@ -20,9 +20,16 @@ if TYPE_CHECKING:
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 
 
-def is_load(suites: list[str] | None) -> bool:
-    """Whether the command line asks for the load suite."""
-    return "load" in (suites or [])
+def is_load(suites: list[str] | None, selectors: list[str] | None) -> bool:
+    """Whether the command line asks for the load suite, by name or by naming a load task
+    (which the ordinary path would run as one plain request)."""
+    if "load" in (suites or []):
+        return True
+    if not selectors:
+        return False
+    from benchrig.cli.app import _load
+
+    return any(task.suite == "load" for task in _load(selectors, list(suites or [])))
 
 
 def base_url(driver: str, provider: str | None) -> str:

@@ -163,7 +163,7 @@ def run(
     """Run tasks on models with each driver; write one result file per attempt; print the
     per-model, per-agent table."""
     from benchrig.cli.load import is_load
-    if is_load(suite):  # LOAD HOOK (issue 26): its own path until suites are registered
+    if is_load(suite, tasks):  # LOAD HOOK (issue 26): its own path until suites are registered
         from benchrig.cli.load import run_load
         from benchrig.load.plan import Given
 

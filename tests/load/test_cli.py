@@ -138,3 +138,18 @@ def test_the_api_key_is_sent_and_never_recorded(results_dir: Path) -> None:
         assert "sk-load-secret" not in path.read_text()
     result, = load_results([results_dir]).results
     assert result["evidence"]["load"]["output_tokens_source"] == "counted"
+
+
+def test_a_load_task_named_by_id_runs_as_a_sweep(results_dir: Path) -> None:
+    """Named without --suite load, a load task once ran as one plain chat attempt: a result
+    of suite load with no evidence.load, which the curves cannot read."""
+    with paced(0.01, tokens=4) as url:
+        ran = benchrig("run", "load-chat-short", "--driver", "openai", "--provider", url,
+                       "--concurrency", "2", "--requests", "2", "--warmup", "0",
+                       "--max-tokens", "4", results_dir=results_dir)
+    assert ran.code == 0, ran.stderr
+    result, = load_results([results_dir]).results
+    assert result["evidence"]["load"]["concurrency"] == 2
+    mixed = benchrig("run", "load-chat-short", "bat-and-ball", "--driver", "openai",
+                     "--provider", "http://127.0.0.1:9/v1", results_dir=results_dir)
+    assert mixed.code == 2 and "load tasks only" in mixed.stderr
