@@ -170,8 +170,12 @@ bench: dev sandbox-tools
 # of its own: never in $(VENV), never by `make run`.
 PEERS := .bench-venvs
 bench-load-peers:
-	$(PYTHON) -m venv $(PEERS)/guidellm && $(PEERS)/guidellm/bin/pip install --quiet 'guidellm==0.8.1'
-	$(PYTHON) -m venv $(PEERS)/aiperf && $(PEERS)/aiperf/bin/pip install --quiet 'aiperf==0.13.0'
+	@echo "guidellm==0.8.1 pulls torch and CUDA wheels: $(PEERS)/guidellm only on request (GUIDELLM=1)"
+	[ -z "$(GUIDELLM)" ] || ($(PYTHON) -m venv $(PEERS)/guidellm && $(PEERS)/guidellm/bin/pip install --quiet 'guidellm==0.8.1')
+	$(PYTHON) -m venv $(PEERS)/aiperf && $(PEERS)/aiperf/bin/pip install --quiet 'aiperf==0.13.0' gguf
+	$(PEERS)/aiperf/bin/python bench/gguf_tokenizer.py \
+	  "$$($(BIN)/python -c 'from benchrig.local.model import resolve_model; print(resolve_model("smollm2"))')" \
+	  $(PEERS)/smollm2-tokenizer
 
 clean:
 	rm -rf $(VENV) .agents .mypy_cache .ruff_cache .pytest_cache

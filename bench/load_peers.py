@@ -1,7 +1,8 @@
 """BenchRig's load client beside AIPerf (and GuideLLM when installed) on the paced stand-in.
 
     make bench-load-peers        # each peer in a venv of its own (.bench-venvs/)
-    python bench/load_peers.py [--streams 1,8] [--requests 32] [--venvs .bench-venvs]
+    python bench/load_peers.py [--streams 1,8] [--requests 32] [--venvs .bench-venvs] \
+        [--tokenizer .bench-venvs/smollm2-tokenizer]
 
 Same server, same output length, run one after the other at each concurrency; each tool's
 TTFT and ITL percentiles beside the stand-in's truth (its `/truth` per request, as
@@ -26,6 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from benchrig.load.engine import Level, Workload, run_level  # noqa: E402
 from benchrig.load.figures import level_figures  # noqa: E402
+from benchrig.load.measure import measured  # noqa: E402
+from benchrig.load.stats import percentile  # noqa: E402
 from benchrig.load.wire import Endpoint  # noqa: E402
 from benchrig.local.serve import free_port  # noqa: E402
 
@@ -52,19 +55,21 @@ def find(data: Any, name: str) -> dict[str, Any] | None:
     return None
 
 
-def aiperf(venvs: Path, port: int, streams: int, requests: int, tokens: int
-           ) -> dict[str, Any]:
+def aiperf(venvs: Path, port: int, streams: int, requests: int, tokens: int,
+           tokenizer: str) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix="aiperf-"))
     command = [str(venvs / "aiperf" / "bin" / "aiperf"), "profile", "--model", "m",
                "--url", f"http://127.0.0.1:{port}", "--endpoint-type", "chat", "--streaming",
                "--concurrency", str(streams), "--request-count", str(requests),
-               "--tokenizer", "builtin", "--synthetic-input-tokens-mean", "32",
+               "--tokenizer", tokenizer, "--synthetic-input-tokens-mean", "32",
                "--output-tokens-mean", str(tokens), "--artifact-dir", str(out),
-               "--ui-type", "none"]
+               "--ui-type", "none", "--use-server-token-count"]
+    # server token counts: the stand-in's " t12" is one token by its count, several by any
+    # real tokenizer (AIPerf re-tokenizing it read 182 tokens for 64, ITL 3.5 ms for 10)
     cpu, began = children_cpu(), time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     cpu, wall = children_cpu() - cpu, time.perf_counter() - began
-    exports = sorted(out.rglob("*.json"))
+    exports = sorted(out.rglob("profile_export_aiperf.json"))
     if done.returncode != 0 or not exports:
         return {"tool": "aiperf", "error": (done.stderr or done.stdout)[-400:]}
     data = json.loads(exports[0].read_text())
@@ -72,6 +77,7 @@ def aiperf(venvs: Path, port: int, streams: int, requests: int, tokens: int
     return {"tool": "aiperf", "streams": streams, "requests": requests,
             "ttft_p50": (ttft or {}).get("p50"), "ttft_p99": (ttft or {}).get("p99"),
             "itl_p50": (itl or {}).get("p50"), "itl_p99": (itl or {}).get("p99"),
+            "output_tokens": (find(data, "output_token_count") or {}).get("avg"),
             "cpu_ms_per_request": cpu * 1000 / requests, "wall_s": wall}
 
 
@@ -82,9 +88,16 @@ def benchrig(port: int, streams: int, requests: int, tokens: int) -> dict[str, A
     run = run_level(work, Level(concurrency=streams, requests=requests))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - began
     figures = level_figures(run, {})
+    # AIPerf's ITL is each request's mean, (E2E − TTFT) ÷ (tokens − 1): its percentiles
+    # are over requests; BenchRig's itl_ms is over every token's gap, so both are shown
+    means = [m for r in run.records if r.ok
+             and (m := measured(r).itl_mean_ms) is not None]
     return {"tool": "benchrig", "streams": streams, "requests": requests,
             "ttft_p50": figures["ttft_ms"]["p50"], "ttft_p99": figures["ttft_ms"]["p99"],
             "itl_p50": figures["itl_ms"]["p50"], "itl_p99": figures["itl_ms"]["p99"],
+            "itl_request_mean_p50": percentile(means, 50),
+            "itl_request_mean_p99": percentile(means, 99),
+            "output_tokens": figures["output_tokens"] / max(1, figures["completed"]),
             "cpu_ms_per_request": cpu * 1000 / requests, "wall_s": wall}
 
 
@@ -96,6 +109,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--venvs", type=Path, default=ROOT / ".bench-venvs")
+    parser.add_argument("--tokenizer", default="builtin",
+                        help="AIPerf's: builtin (tiktoken, downloads its data once) or a local "
+                             "Hugging Face tokenizer folder (offline)")
     args = parser.parse_args()
     cfg = {"delay_s": args.delay, "rate": args.rate, "tokens": args.tokens, "thinking": 0,
            "per_event": 1, "per_write": 1, "num_ctx": 4096}
@@ -108,7 +124,8 @@ def main() -> None:
         for streams in (int(s) for s in args.streams.split(",")):
             rows.append(benchrig(port, streams, args.requests, args.tokens))
             if (args.venvs / "aiperf" / "bin" / "aiperf").exists():
-                rows.append(aiperf(args.venvs, port, streams, args.requests, args.tokens))
+                rows.append(aiperf(args.venvs, port, streams, args.requests, args.tokens,
+                                   args.tokenizer))
     finally:
         server.terminate()
         server.wait(10)
