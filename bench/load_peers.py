@@ -57,7 +57,12 @@ def find(data: Any, name: str) -> dict[str, Any] | None:
 
 def aiperf(venvs: Path, port: int, streams: int, requests: int, tokens: int,
            tokenizer: str) -> dict[str, Any]:
-    out = Path(tempfile.mkdtemp(prefix="aiperf-"))
+    with tempfile.TemporaryDirectory(prefix="aiperf-") as folder:
+        return _aiperf(venvs, port, streams, requests, tokens, tokenizer, Path(folder))
+
+
+def _aiperf(venvs: Path, port: int, streams: int, requests: int, tokens: int,
+            tokenizer: str, out: Path) -> dict[str, Any]:
     command = [str(venvs / "aiperf" / "bin" / "aiperf"), "profile", "--model", "m",
                "--url", f"http://127.0.0.1:{port}", "--endpoint-type", "chat", "--streaming",
                "--concurrency", str(streams), "--request-count", str(requests),
