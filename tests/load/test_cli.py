@@ -153,3 +153,19 @@ def test_a_load_task_named_by_id_runs_as_a_sweep(results_dir: Path) -> None:
     mixed = benchrig("run", "load-chat-short", "bat-and-ball", "--driver", "openai",
                      "--provider", "http://127.0.0.1:9/v1", results_dir=results_dir)
     assert mixed.code == 2 and "load tasks only" in mixed.stderr
+
+
+def test_compare_shows_the_levels_side_by_side(results_dir: Path) -> None:
+    with paced(0.01, tokens=4) as url:
+        for name in ("one", "two"):
+            ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+                           "--concurrency", "1,2", "--requests", "4", "--warmup", "0",
+                           "--max-tokens", "4", "--label", name, results_dir=results_dir)
+            assert ran.code == 0, ran.stderr
+    compared = benchrig("compare", "one", "two", str(results_dir), results_dir=results_dir)
+    assert compared.code == 0, compared.stderr
+    assert "Load · load-chat-short · by concurrency: two − one" in compared.stdout
+    assert "  1: TTFT p50 " in compared.stdout and "  2: TTFT p50 " in compared.stdout
+    html = results_dir.parent / "report.html"
+    made = benchrig("report", str(results_dir), "--html", str(html), results_dir=results_dir)
+    assert made.code == 0 and 'data-chart="load"' in html.read_text()
