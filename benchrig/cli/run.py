@@ -167,6 +167,12 @@ def run(
         from benchrig.cli.load import run_load
         from benchrig.load.plan import Given
 
+        ignored = [name for name, given in (
+            ("--runs", runs != 1), ("--jobs", jobs != 1), ("--resume", resume),
+            ("--retry-errors", retry_errors), ("--dry-run", dry_run),
+            ("--executor", executor != "local")) if given]
+        if ignored:
+            raise UsageError(f"--suite load: {', '.join(ignored)} do not apply to a sweep")
         return run_load(_load(tasks or [], list(suite or [])), model or ["smollm2"],
                         list(dict.fromkeys(driver or ["openai"])), provider or [],
                         Given(concurrency, rate, arrivals, requests, duration, warmup,

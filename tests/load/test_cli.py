@@ -64,7 +64,8 @@ def test_a_dead_server_is_an_error_result_not_a_traceback(results_dir: Path) -> 
 
 def test_bad_sweep_options_are_usage_errors(results_dir: Path) -> None:
     for args in (("--concurrency", "1,x"), ("--concurrency", "1", "--rate", "2"),
-                 ("--slo", "ttft=5"), ("--slo", "ttft_ms=-1")):
+                 ("--slo", "ttft=5"), ("--slo", "ttft_ms=-1"), ("--runs", "2"),
+                 ("--resume",), ("--dry-run",), ("--jobs", "4")):
         ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider",
                        "http://127.0.0.1:9/v1", *args, results_dir=results_dir)
         assert ran.code == 2 and "Traceback" not in ran.stderr, (args, ran.stderr)
