@@ -102,4 +102,9 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
     chosen = renderer(format_)
     if table_only:
         return chosen.table(model_rows(grouped(records)))
+    if format_ == "table":  # the load suite's curves after the cards: its own section
+        from benchrig.report.load import render_curves
+
+        curves = render_curves(records)
+        return chosen.report(build(records, packs)) + ("\n" + curves if curves else "")
     return chosen.report(build(records, packs))

@@ -26,6 +26,7 @@ from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.grouping import Group
+from benchrig.report.load import html_curves
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
 from benchrig.report.scorecard import ModelCard
@@ -230,6 +231,7 @@ def context(report: Report, filters: str = "", served: bool = False,
         "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
         "context_chart": _context_chart(groups),
         "tool_rates": _tool_rates(groups),
+        "load_curves": html_curves(everything, CHART_WIDTH),  # LOAD HOOK (issue 26)
         "packs": [printable(line) for line in packs],
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice

@@ -31,6 +31,7 @@ BUILTIN = {
     "context": "benchrig.suites.builtin:CONTEXT",
     "polish": "benchrig.suites.builtin:POLISH",
     "tool_use": "benchrig.suites.builtin:TOOL_USE",
+    "load": "benchrig.suites.builtin:LOAD",
 }
 SUITES = tuple(BUILTIN)
 # Suites whose answer is checked: a response cut off at the token limit is `truncated` here,
@@ -40,10 +41,11 @@ ANSWER_SCORED = ("coding", "reasoning", "polish", "tool_use")
 # Suites averaged into the composite score (speed measures, tool metrics stay out).
 COMPOSITE = ("coding", "reasoning", "polish", "context")
 # Suites left out of the legacy timing averages (per-model table, the model's avg TTFT):
-# tool conversations are several unstreamed requests, not one timed generation.
-UNTIMED = ("tool_use",)
+# tool conversations are several unstreamed requests, not one timed generation; a load level
+# is a distribution over many requests (its own section: benchrig.report.load).
+UNTIMED = ("tool_use", "load")
 # Suites run only when asked for by name (--suite or a task id), never by default.
-OPT_IN = ("tool_use",)
+OPT_IN = ("tool_use", "load")
 
 
 @functools.cache
