@@ -102,9 +102,11 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
     chosen = renderer(format_)
     if table_only:
         return chosen.table(model_rows(grouped(records)))
-    if format_ == "table":  # the load suite's curves after the cards: its own section
+    report = build(records, packs)
+    if format_ == "table" and report.levels:  # the load suite's curves: its own section
         from benchrig.report.load import render_curves
 
-        curves = render_curves(records)
-        return chosen.report(build(records, packs)) + ("\n" + curves if curves else "")
-    return chosen.report(build(records, packs))
+        curves = render_curves(report.levels)
+        shown = chosen.report(report) if report.groups else ""
+        return shown + ("\n" if shown else "") + curves
+    return chosen.report(report)

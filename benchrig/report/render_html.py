@@ -231,7 +231,7 @@ def context(report: Report, filters: str = "", served: bool = False,
         "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
         "context_chart": _context_chart(groups),
         "tool_rates": _tool_rates(groups),
-        "load_curves": html_curves(everything, CHART_WIDTH),  # LOAD HOOK (issue 26)
+        "load_curves": html_curves(report.levels, CHART_WIDTH),  # not attempts: their own section
         "packs": [printable(line) for line in packs],
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice

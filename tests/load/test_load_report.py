@@ -80,3 +80,24 @@ def test_compare_gives_an_interval_per_level(tmp_path: Path) -> None:
     a, b = (load_records([tmp_path / side]).records for side in "ab")
     text = render_compare(a, b, ("a", "b"))
     assert "TTFT p50 +7.5" in text and "1:" in text and "2:" in text
+
+
+def test_a_load_level_is_not_a_pass_fail_attempt() -> None:
+    """A load level is a measured distribution (result no-test, checks 0/0): it once became a
+    scorecard line `load — (0/0) · avg TTFT 0.03 s` and two more "attempts" of the model.
+    Levels stay out of every group, rate and count, and are shown in their own section."""
+    from benchrig.report import render
+
+    answered = [attempt("m", "t1", "pass", agent="openai"),
+                attempt("m", "t2", "fail", agent="openai")]
+    levels = [level(1, 1.0, 10), level(2, 2.0, 12)]
+    text = render([*answered, *levels], "table")
+    cards = text.split("Scorecards")[1].split("Load ·")[0]
+    assert "load" not in cards and "(0/0)" not in cards
+    assert render([*answered, *levels], "table", table_only=True) == \
+        render(answered, "table", table_only=True)  # 2 attempts, not 4
+    assert "Load · t · m · openai" in text
+    by_task = render([*answered, *levels], "table", by="task")
+    assert by_task == render(answered, "table", by="task")
+    only_levels = render(levels, "table")  # a folder of load results alone: its curves
+    assert "Load · t" in only_levels and "(0/0)" not in only_levels
