@@ -16,6 +16,7 @@ from benchrig.environment import environment
 from benchrig.load.engine import Level, LevelRun, Workload, run_level
 from benchrig.load.figures import level_figures, level_metrics
 from benchrig.load.plan import Prompts, saturated
+from benchrig.load.server import server_runtime
 from benchrig.load.wire import Endpoint
 from benchrig.result import SCHEMA_VERSION, utc_now
 from benchrig.runner import Attempt, Produced, record, recorded_settings
@@ -49,7 +50,8 @@ def _notes(figures: Mapping[str, Any], level: Level) -> str:
 
 
 def level_result(task: TaskSpec, target: Target, settings: Settings, run: LevelRun,
-                 evidence: dict[str, Any], started: str, ended: str) -> dict[str, Any]:
+                 evidence: dict[str, Any], started: str, ended: str,
+                 runtime: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """One level as a result: `no-test` (measured, nothing to check), or `error` (infra)
     when no request of the level completed."""
     figures = evidence
@@ -68,7 +70,7 @@ def level_result(task: TaskSpec, target: Target, settings: Settings, run: LevelR
         "truncated": False, "finish_reason": None, "answer_excerpt": "",
         "error": {"kind": "infra", "message": message, "phase": "load"} if failed else None,
         "task_hash": task.task_hash, "benchrig_version": __version__,
-        "environment": environment({"name": target.driver, "version": None}),
+        "environment": environment(dict(runtime or {"name": target.driver, "version": None})),
         "isolation": None, "evidence": {"load": figures},
     }
 
@@ -97,6 +99,8 @@ def run_sweep(task: TaskSpec, target: Target, settings: Settings, levels: list[L
                     settings.max_tokens, settings.timeout_s,
                     {"temperature": settings.temperature, **(extra or {})}, target.api_key)
     sweep_id = secrets.token_hex(6)
+    # asked once, before any level is timed: what answers, as it names itself
+    runtime = server_runtime(target.base_url, target.driver, target.api_key)
     attempts: list[Attempt] = []
     throughputs: list[float] = []
     for index, level in enumerate(levels):
@@ -111,7 +115,7 @@ def run_sweep(task: TaskSpec, target: Target, settings: Settings, levels: list[L
                                                   "duration_s": level.duration_s},
                     "prompt": prompts.record(), "max_tokens": settings.max_tokens,
                     "saturation": saturation, **figures}
-        result = level_result(task, target, settings, run, evidence, started, ended)
+        result = level_result(task, target, settings, run, evidence, started, ended, runtime)
         head = (task, target.model, target.agent, target.driver, target.provider, settings,
                 started, ended)
         attempt = record(Produced(result, _transcript(run, prompts), head), results_dir,

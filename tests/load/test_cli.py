@@ -134,7 +134,8 @@ def test_the_api_key_is_sent_and_never_recorded(results_dir: Path) -> None:
                        env={"OPENAI_API_KEY": "sk-load-secret"})
         sent = [h.get("authorization") for h in server.headers]
     assert ran.code == 0, ran.stderr
-    assert sent == ["Bearer sk-load-secret"] * 2
+    # the two requests, and the GET of /v1/benchrig/server before them (as the openai driver)
+    assert sent == ["Bearer sk-load-secret"] * 3
     for path in results_dir.iterdir():
         assert "sk-load-secret" not in path.read_text()
     result, = load_results([results_dir]).results
@@ -170,3 +171,23 @@ def test_compare_shows_the_levels_side_by_side(results_dir: Path) -> None:
     html = results_dir.parent / "report.html"
     made = benchrig("report", str(results_dir), "--html", str(html), results_dir=results_dir)
     assert made.code == 0 and 'data-chart="load"' in html.read_text()
+
+
+def test_the_runtime_version_is_what_the_server_reports(results_dir: Path) -> None:
+    """benchrig serve names its runtime at /v1/benchrig/server: each level records it (it was
+    null). Its text is outside input, printable; a server without the route is null with
+    the reason."""
+    info = {"server": "llama-cpp-python", "version": "0.3.16\x1b[2J\u202e"}
+    for given, folder in ((info, results_dir / "served"), (None, results_dir / "plain")):
+        with paced(0.0, tokens=4, server_info=given) as url:
+            ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+                           "--concurrency", "1", "--requests", "2", "--warmup", "0",
+                           "--max-tokens", "4", results_dir=folder)
+        assert ran.code == 0, ran.stderr
+    served, = load_results([results_dir / "served"]).results
+    runtime = served["environment"]["runtime"]
+    assert runtime["name"] == "llama-cpp-python" and runtime["version"].startswith("0.3.16")
+    assert "\x1b" not in runtime["version"] and "\u202e" not in runtime["version"]
+    plain, = load_results([results_dir / "plain"]).results
+    runtime = plain["environment"]["runtime"]
+    assert runtime["version"] is None and "benchrig/server" in runtime["version_reason"]
