@@ -20,9 +20,10 @@ def _text(value: Any) -> str | None:
 
 
 def server_runtime(base_url: str, driver: str, api_key: str | None) -> dict[str, Any]:
-    """The result's `environment.runtime`: the server's own name and version when it reports
-    them, else the driver's name, version null and `version_reason` saying why. Never raises:
-    a server without the route is still measured."""
+    """The result's `environment.runtime`: the runtime's name and version as the server
+    reports them (`served_by`: the server in front of it), else the driver's name, version
+    null and `version_reason` saying why. Never raises: a server without the route is
+    still measured."""
     url = base_url.rstrip("/") + "/benchrig/server"
     headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
     if api_key:  # sent as the requests send it, never recorded
@@ -39,10 +40,15 @@ def server_runtime(base_url: str, driver: str, api_key: str | None) -> dict[str,
     except (OSError, ValueError) as exc:  # refused, timeout, not JSON
         reason = f"GET {url} failed: {type_name(exc)}"
     info = found if isinstance(found, dict) else {}
-    name, version = _text(info.get("server")), _text(info.get("version"))
+    # benchrig serve's gateway names itself `server` and the runtime behind it `runtime`,
+    # whose version it gives; the embedded server alone gives `server` and `version`
+    server, behind = _text(info.get("server")), _text(info.get("runtime"))
+    version = _text(info.get("version"))
     if reason is None and version is None:
         reason = f"GET {url} names no version"
-    runtime: dict[str, Any] = {"name": name or driver, "version": version}
+    runtime: dict[str, Any] = {"name": behind or server or driver, "version": version}
+    if behind and server:
+        runtime["served_by"] = server
     if version is None:
         runtime["version_reason"] = printable(reason or "", NAME_CAP * 2)
     return runtime

@@ -178,7 +178,9 @@ def test_the_runtime_version_is_what_the_server_reports(results_dir: Path) -> No
     null). Its text is outside input, printable; a server without the route is null with
     the reason."""
     info = {"server": "llama-cpp-python", "version": "0.3.16\x1b[2J\u202e"}
-    for given, folder in ((info, results_dir / "served"), (None, results_dir / "plain")):
+    gateway = {"server": "benchrig gateway", "runtime": "llama-cpp-python", "version": "0.3.36"}
+    for given, folder in ((info, results_dir / "served"), (None, results_dir / "plain"),
+                          (gateway, results_dir / "gateway")):
         with paced(0.0, tokens=4, server_info=given) as url:
             ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
                            "--concurrency", "1", "--requests", "2", "--warmup", "0",
@@ -191,3 +193,6 @@ def test_the_runtime_version_is_what_the_server_reports(results_dir: Path) -> No
     plain, = load_results([results_dir / "plain"]).results
     runtime = plain["environment"]["runtime"]
     assert runtime["version"] is None and "benchrig/server" in runtime["version_reason"]
+    behind, = load_results([results_dir / "gateway"]).results
+    assert behind["environment"]["runtime"] == {"name": "llama-cpp-python", "version": "0.3.36",
+                                                "served_by": "benchrig gateway"}
