@@ -41,9 +41,8 @@ def _context_problems(meta: Mapping[str, Any], body: str) -> list[str]:
 
 def _load_problems(meta: Mapping[str, Any], body: str) -> list[str]:
     # the schema checks each field of `load`; these are the combinations it cannot state
-    spec = meta.get("load")
-    if not isinstance(spec, dict):
-        return ["load: a load task states its prompts and sweep in a `load:` block"]
+    found = meta.get("load")
+    spec: Mapping[str, Any] = found if isinstance(found, dict) else {}  # none: the defaults
     problems = []
     prompts = spec.get("prompts", "body")
     if prompts == "body" and not body.strip():

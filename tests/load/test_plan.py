@@ -66,3 +66,16 @@ def test_a_malformed_load_block_is_refused(tmp_path: Path) -> None:
             task(tmp_path, bad)
     with pytest.raises(UsageError):
         levels(task(tmp_path, {}), Given(concurrency="1", rate="1"))
+
+
+def test_a_load_block_the_schema_cannot_judge_is_refused_at_load(tmp_path: Path) -> None:
+    """Each field valid, the whole ambiguous: concurrency and rate both (the rate silently
+    won), arrivals without a rate, synthetic-only fields on fixed prompts (silently unused):
+    the load suite's own rules refuse them when the task loads, naming the field."""
+    from benchrig.core.errors import TaskError
+
+    for bad, named in (({"concurrency": [1], "rate": [1.0]}, "one sweep"),
+                       ({"concurrency": [1], "arrivals": "poisson"}, "load.arrivals"),
+                       ({"prompts": ["hi"], "prompt_tokens": 64}, "load.prompt_tokens")):
+        with pytest.raises(TaskError, match=named):
+            task(tmp_path, bad)
