@@ -196,3 +196,24 @@ def test_the_runtime_version_is_what_the_server_reports(results_dir: Path) -> No
     behind, = load_results([results_dir / "gateway"]).results
     assert behind["environment"]["runtime"] == {"name": "llama-cpp-python", "version": "0.3.36",
                                                 "served_by": "benchrig gateway"}
+
+
+def test_compare_pairs_no_level_as_an_attempt(results_dir: Path) -> None:
+    """Two labels' load levels once made a pass-rate pair ("load: no verdicts to compare")
+    and a TTFT ratio of level means beside the per-level intervals: only the load section."""
+    from tests.helpers.result_sets import attempt, write
+    from tests.load.test_load_report import level
+
+    write(results_dir, [level(1, 1.0, 10, run_label="one"), level(2, 2.0, 12, run_label="one"),
+                        level(1, 1.0, 20, run_label="two"), level(2, 2.0, 24, run_label="two")])
+    compared = benchrig("compare", "one", "two", str(results_dir), results_dir=results_dir)
+    assert compared.code == 0, compared.stderr
+    assert "pass rate" not in compared.stdout and "TTFT A ÷ B" not in compared.stdout
+    assert "Load · t · by concurrency: two − one" in compared.stdout
+    # beside answered tasks, the pairs are the answered tasks' alone
+    write(results_dir, [attempt("m", "q", "pass", label="one"),
+                        attempt("m", "q", "fail", label="two", started="2026-11-30T11:00:00Z")])
+    compared = benchrig("compare", "one", "two", str(results_dir), results_dir=results_dir)
+    assert compared.code == 0, compared.stderr
+    assert "A = one: 1 results" in compared.stdout and "load:" not in compared.stdout
+    assert "Load · t · by concurrency: two − one" in compared.stdout
