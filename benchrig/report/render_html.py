@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -255,6 +256,7 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
+@functools.cache  # compiled once per process (`benchrig view` re-renders): ~2 MB at its peak
 def _page(name: str) -> tuple[jinja2.Template, str, str]:
     """A template, with the page's own style and script (report.js, then viewer.js)."""
     import jinja2  # here: a summary never pays for it
