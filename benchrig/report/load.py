@@ -189,6 +189,26 @@ def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(lines[1:]) + "\n" if lines else ""
 
 
+def json_curves(results: Iterable[Mapping[str, Any]]) -> list[Json]:
+    """The curves for `summary --format json`: per curve its names (as given: JSON escapes
+    them), mode, knee and frontier, and each level's figures (ms, per second; unknown: null)."""
+    made = []
+    for curve in curves(results):
+        task, model, driver, provider, run_label, mode = curve.key
+        knee, frontier = curve.knee(), curve.frontier()
+        made.append({
+            "task": task, "model": model, "driver": driver, "provider": provider or None,
+            "label": run_label or None, "mode": mode, "knee": knee,
+            "levels": [{"level": p.level, "requests": p.requests, "errors": p.errors,
+                        "ttft_ms": {"p50": p.ttft_p50, "p99": p.ttft_p99},
+                        "itl_ms": {"p50": p.itl_p50, "p99": p.itl_p99},
+                        "e2e_ms": {"p50": p.e2e_p50, "p99": p.e2e_p99},
+                        "request_throughput": p.req_per_s, "output_tokens_per_s": p.tok_per_s,
+                        "goodput_share": p.goodput, "frontier": p.level in frontier}
+                       for p in curve.points]})
+    return made
+
+
 def html_curves(results: Iterable[Mapping[str, Any]], width: int = 360) -> list[Json]:
     """Chart data for the HTML report: per curve, TTFT p50/p99 and tok/s against the level
     (polylines in a 0–190 px box), and the table rows."""

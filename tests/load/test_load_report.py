@@ -101,3 +101,19 @@ def test_a_load_level_is_not_a_pass_fail_attempt() -> None:
     assert by_task == render(answered, "table", by="task")
     only_levels = render(levels, "table")  # a folder of load results alone: its curves
     assert "Load · t" in only_levels and "(0/0)" not in only_levels
+
+
+def test_the_json_summary_has_its_load_section_apart() -> None:
+    """`summary --format json` over load levels alone was `"models": []`: the levels were
+    lost. They are a section of their own, never among the models' attempts."""
+    import json
+
+    from benchrig.report import render
+
+    answered = [attempt("m", "t1", "pass", agent="openai")]
+    found = json.loads(render([*answered, level(1, 1.0, 10), level(2, 2.0, 12)], "json"))
+    assert found["results"] == 1 and found["models"][0]["attempts"] == 1
+    curve, = found["load"]
+    assert (curve["task"], curve["model"], curve["mode"]) == ("t", "m", "concurrency")
+    assert [lv["level"] for lv in curve["levels"]] == [1, 2]
+    assert curve["levels"][1]["ttft_ms"] == {"p50": 6.0, "p99": 12.0}
