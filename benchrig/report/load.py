@@ -189,6 +189,20 @@ def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(lines[1:]) + "\n" if lines else ""
 
 
+def markdown_curves(results: Iterable[Mapping[str, Any]]) -> str:
+    """The curves as Markdown (empty when there are none): a table per curve, every cell
+    through report.markdown's `row`, so a server's or model's name adds no markup."""
+    from benchrig.report.markdown import header, row, text
+
+    lines: list[str] = []
+    for curve in curves(results):
+        knee, frontier = curve.knee(), curve.frontier()
+        lines += ["", f"### Load · {text(curve.name)} · by {text(curve.mode)}", "",
+                  *header(HEADERS), *(row(_row(p, curve, knee, frontier))
+                                      for p in curve.points)]
+    return "\n".join(["## Load", *lines]) + "\n" if lines else ""
+
+
 def json_curves(results: Iterable[Mapping[str, Any]]) -> list[Json]:
     """The curves for `summary --format json`: per curve its names (as given: JSON escapes
     them), mode, knee and frontier, and each level's figures (ms, per second; unknown: null)."""

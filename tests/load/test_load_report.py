@@ -117,3 +117,14 @@ def test_the_json_summary_has_its_load_section_apart() -> None:
     assert (curve["task"], curve["model"], curve["mode"]) == ("t", "m", "concurrency")
     assert [lv["level"] for lv in curve["levels"]] == [1, 2]
     assert curve["levels"][1]["ttft_ms"] == {"p50": 6.0, "p99": 12.0}
+
+
+def test_the_markdown_report_has_its_load_section_and_no_markup_from_names() -> None:
+    from benchrig.report import render
+
+    hostile = "m|x](http://evil)"
+    text = render([level(1, 1.0, 10, model=hostile), level(2, 2.0, 12, model=hostile)],
+                  "markdown")
+    assert text.startswith("## Load") and "Per-model table" not in text
+    assert "m\\|x\\]" in text and "](http://evil)" not in text.replace("\\]", "")
+    assert text.count("\n| 1 ") + text.count("\n| 2 ") == 2
