@@ -90,9 +90,10 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
     if per_attempt:
         if format_ != "csv":
             raise ValueError("--per-attempt is a CSV of the attempts: use it with --format csv")
+        from benchrig.report.grouping import attempts_only
         from benchrig.report.render_csv import render_attempts
 
-        return render_attempts(without_retried_errors(records))
+        return render_attempts(without_retried_errors(attempts_only(records)))
     if by not in VIEWS:
         raise ValueError(f"unknown view {by!r}; choose one of {', '.join(VIEWS)}")
     if by in ("task", "sample"):  # a sample: a row of its own (`task#id`)

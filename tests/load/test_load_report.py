@@ -128,3 +128,11 @@ def test_the_markdown_report_has_its_load_section_and_no_markup_from_names() -> 
     assert text.startswith("## Load") and "Per-model table" not in text
     assert "m\\|x\\]" in text and "](http://evil)" not in text.replace("\\]", "")
     assert text.count("\n| 1 ") + text.count("\n| 2 ") == 2
+
+
+def test_the_per_attempt_csv_lists_attempts_not_levels() -> None:
+    from benchrig.report import render
+
+    answered = [attempt("m", "t1", "pass", agent="openai")]
+    both = render([*answered, level(1, 1.0, 10)], "csv", per_attempt=True)
+    assert both == render(answered, "csv", per_attempt=True)
