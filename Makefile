@@ -34,7 +34,7 @@ LLAMA_CMAKE   := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -D
 WHEELS        := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/benchrig/wheels/llama-$(LLAMA_VERSION)-avx2
 LLAMA_WHEEL   := $(WHEELS)/.built
 
-.PHONY: install dev agents agents-all sandbox-tools browser run test test-fast lint bench clean
+.PHONY: install dev agents agents-all sandbox-tools browser run test test-fast lint bench bench-load-peers clean
 
 $(LLAMA_WHEEL):
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for x86-64 with AVX2 (once per machine, ~5 min on 2 cores)" >&2
@@ -158,12 +158,24 @@ test-fast: dev
 
 bench: dev sandbox-tools
 	$(BIN)/python bench/spine.py
+	$(BIN)/python bench/load_fidelity.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/agents.py
 	$(BIN)/python bench/http_drivers.py
 	$(BIN)/python bench/summary.py
 	$(BIN)/python bench/report.py
 	$(BIN)/python bench/executors.py
+
+# GuideLLM and AIPerf for the load suite's side-by-side (docs/benchmarks.md), each in a venv
+# of its own: never in $(VENV), never by `make run`.
+PEERS := .bench-venvs
+bench-load-peers:
+	@echo "guidellm==0.8.1 pulls torch and CUDA wheels: $(PEERS)/guidellm only on request (GUIDELLM=1)"
+	[ -z "$(GUIDELLM)" ] || ($(PYTHON) -m venv $(PEERS)/guidellm && $(PEERS)/guidellm/bin/pip install --quiet 'guidellm==0.8.1')
+	$(PYTHON) -m venv $(PEERS)/aiperf && $(PEERS)/aiperf/bin/pip install --quiet 'aiperf==0.13.0' gguf
+	$(PEERS)/aiperf/bin/python bench/gguf_tokenizer.py \
+	  "$$($(BIN)/python -c 'from benchrig.local.model import resolve_model; print(resolve_model("smollm2"))')" \
+	  $(PEERS)/smollm2-tokenizer
 
 clean:
 	rm -rf $(VENV) .agents .mypy_cache .ruff_cache .pytest_cache

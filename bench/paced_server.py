@@ -166,6 +166,8 @@ async def route(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                                         "context_length": cfg["num_ctx"]} for m in SHOWN]})
     elif path == "/api/version":
         reply_json(writer, {"version": "paced"})
+    elif path == "/v1/benchrig/server" and "server_info" in cfg:  # as benchrig serve's
+        reply_json(writer, cfg["server_info"])
     elif path == "/truth":
         reply_json(writer, TRUTH)
     else:

@@ -18,7 +18,10 @@ Json = dict[str, Any]
 SETTINGS_KEPT = ("temperature", "max_tokens", "context_size", "think", "in_flight",
                  "temperature_requested", "max_tokens_requested",
                  "context_size_requested", "think_requested")
-EVIDENCE_KEPT = ("context", "tool_use")
+EVIDENCE_KEPT = ("context", "tool_use", "load")
+# Kept parts' keys left in the file: a load level's raw samples (up to 4,000 per figure) are
+# read back one level at a time by compare (benchrig.report.load.samples_of), never held.
+EVIDENCE_LEFT = {"load": ("samples",)}
 # The figures the views average or show, and why some were refused or partial (judged on
 # all of them first: plausible.credible).
 METRICS_KEPT = ("wall_s", "ttft_ms", "answer_ttft_ms", "tokens_per_s",
@@ -100,6 +103,17 @@ def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     return {key: found[key] for key in keys if key in found}
 
 
+def _evidence(found: Any) -> dict[str, Any] | None:
+    kept = _kept(found, EVIDENCE_KEPT)
+    if kept is None:
+        return None
+    for key, left in EVIDENCE_LEFT.items():
+        part = kept.get(key)
+        if isinstance(part, dict):
+            kept[key] = {k: v for k, v in part.items() if k not in left}
+    return kept
+
+
 def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
     """The record of a result that passed validation (schema/result.schema.json): every
     declared field from its key (missing in an older file: the field's default)."""
@@ -116,7 +130,7 @@ def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
         checks=Checks(checks["passed"], checks["total"],
                       tuple([sys.intern(str(d.get("name", ""))) for d in checks["details"]])),
         settings=_kept(data["settings"], SETTINGS_KEPT) or {},
-        evidence=_kept(get("evidence"), EVIDENCE_KEPT),
+        evidence=_evidence(get("evidence")),
         path=path)
 
 

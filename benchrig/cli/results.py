@@ -125,9 +125,21 @@ def compare(
 
     if format_ not in ("table", "json"):
         raise UsageError(f"--format {format_!r}: choose table or json")
-    found = comparing.compare(_results(paths_, None, suite, None, since, None), a, b)
-    render = comparing.render_json if format_ == "json" else comparing.render_text
-    echo(render(found), nl=False)
+    from benchrig.report.grouping import attempts_only, levels_only
+
+    results = _results(paths_, None, suite, None, since, None)
+    # a sweep's levels are not attempts: never paired for a pass rate, compared apart
+    attempts, levels = attempts_only(results), levels_only(results)
+    if format_ == "json" or not levels or attempts:
+        found = comparing.compare(attempts, a, b)
+        render = comparing.render_json if format_ == "json" else comparing.render_text
+        echo(render(found), nl=False)
+    if format_ == "table" and levels:  # the load levels side by side
+        from benchrig.report.load import render_compare
+
+        sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]
+        shown = render_compare(sides[0], sides[1], (a, b))
+        echo(("\n" if attempts else "") + shown if shown else "", nl=False)
 
 
 def pack_lines(results: list[Record]) -> tuple[str, ...]:

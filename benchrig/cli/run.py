@@ -7,7 +7,7 @@ import math
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from typer import Argument, Exit, Option, echo
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 from benchrig.cli.app import ExecutorName, _load, app
 from benchrig.core.settings import SAMPLING_TEMPERATURE
+
+Arrivals = Literal["constant", "poisson"]  # --suite load --rate
 
 # --max-errors by default: a tenth of the run, as Inspect AI's --fail-on-error 0.1, but never
 # fewer than a few, so one flaky request does not stop a short run.
@@ -132,9 +134,49 @@ def run(
              "never stops. [default: 10% of the attempts, at least "
              f"{MIN_MAX_ERRORS} — the proportion Inspect AI's --fail-on-error takes]")
                           ] = None,
+    concurrency: Annotated[str | None, Option("--concurrency", metavar="N,N,…",
+        help="--suite load: the concurrency levels of the sweep, e.g. 1,2,4,8 (with "
+             "--saturation: the highest). [default: the task's, else 1,2,4,8]")] = None,
+    rate: Annotated[str | None, Option("--rate", metavar="R,R,…",
+        help="--suite load: sweep request rates (per second) instead, e.g. 0.5,1,2.")] = None,
+    arrivals: Annotated[Arrivals | None, Option("--arrivals",
+        help="--suite load with --rate: evenly spaced or Poisson arrivals (seeded by "
+             "--seed). [default: the task's, else constant]")] = None,
+    slo: Annotated[str | None, Option("--slo", metavar="NAME=MS,…",
+        help="--suite load: goodput counts the requests meeting all of these: ttft_ms, "
+             "itl_ms (a request's mean: (E2E − TTFT) ÷ (tokens − 1)), e2e_ms; e.g. "
+             "ttft_ms=500,itl_ms=50.")] = None,
+    saturation: Annotated[bool, Option("--saturation",
+        help="--suite load: double the concurrency from 1 until the throughput stops "
+             "growing (the knee).")] = False,
+    requests: Annotated[int | None, Option("--requests", metavar="N", min=1,
+        help="--suite load: measured requests per level. [default: the task's]")] = None,
+    duration: Annotated[float | None, Option("--duration", metavar="S", min=0.001,
+        help="--suite load: seconds per level; no request starts after it. "
+             "[default: the task's]")] = None,
+    warmup: Annotated[int | None, Option("--warmup", metavar="N", min=0,
+        help="--suite load: requests sent first at each level, recorded apart. "
+             "[default: the task's, else 2]")] = None,
 ) -> None:
     """Run tasks on models with each driver; write one result file per attempt; print the
     per-model, per-agent table."""
+    from benchrig.cli.load import is_load
+    if is_load(suite, tasks):  # LOAD HOOK (issue 26): a sweep is not one planned attempt
+        # (docs/writing-a-suite.md#a-suite-that-is-not-one-attempt)
+        from benchrig.cli.load import run_load
+        from benchrig.load.plan import Given
+
+        ignored = [name for name, given in (
+            ("--runs", runs != 1), ("--jobs", jobs != 1), ("--resume", resume),
+            ("--retry-errors", retry_errors), ("--dry-run", dry_run),
+            ("--executor", executor != "local")) if given]
+        if ignored:
+            raise UsageError(f"--suite load: {', '.join(ignored)} do not apply to a sweep")
+        return run_load(_load(tasks or [], list(suite or [])), model or ["smollm2"],
+                        list(dict.fromkeys(driver or ["openai"])), provider or [],
+                        Given(concurrency, rate, arrivals, requests, duration, warmup,
+                              saturation, seed), slo, results_dir or paths.results_dir(),
+                        max_tokens, temperature, stored(label) if label else None)
     from benchrig import sandbox
     from benchrig.config import load_config
     from benchrig.execute.plan import picked, repeats, sized

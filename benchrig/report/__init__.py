@@ -90,9 +90,10 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
     if per_attempt:
         if format_ != "csv":
             raise ValueError("--per-attempt is a CSV of the attempts: use it with --format csv")
+        from benchrig.report.grouping import attempts_only
         from benchrig.report.render_csv import render_attempts
 
-        return render_attempts(without_retried_errors(records))
+        return render_attempts(without_retried_errors(attempts_only(records)))
     if by not in VIEWS:
         raise ValueError(f"unknown view {by!r}; choose one of {', '.join(VIEWS)}")
     if by in ("task", "sample"):  # a sample: a row of its own (`task#id`)
@@ -102,4 +103,11 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
     chosen = renderer(format_)
     if table_only:
         return chosen.table(model_rows(grouped(records)))
-    return chosen.report(build(records, packs))
+    report = build(records, packs)
+    if format_ == "table" and report.levels:  # the load suite's curves: its own section
+        from benchrig.report.load import render_curves
+
+        curves = render_curves(report.levels)
+        shown = chosen.report(report) if report.groups else ""
+        return shown + ("\n" if shown else "") + curves
+    return chosen.report(report)

@@ -11,6 +11,7 @@ from typing import Any
 from benchrig.attempts import without_retried_errors
 from benchrig.record import Record, as_records
 from benchrig.report.select import SettingsKey, settings_keys, variant_names
+from benchrig.suites import LEVELS
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,23 @@ class Group:
         return f"{self.model} [{self.variant}]" if self.variant else self.model
 
 
+def attempts_only(records: list[Record]) -> list[Record]:
+    """The results that are attempts: a sweep's levels (suites.LEVELS) are measured
+    distributions with nothing to pass, shown in their own section, never counted here."""
+    return [r for r in records if r.suite not in LEVELS]
+
+
+def levels_only(records: list[Record]) -> list[Record]:
+    """The results that are a sweep's levels (suites.LEVELS): what attempts_only leaves."""
+    return [r for r in records if r.suite in LEVELS]
+
+
 def grouped(results: Sequence[Mapping[str, Any]]) -> list[Group]:
     """One group per (model, agent, settings), sorted by model, agent, then settings; an
     error that a later result of the same attempt replaced (`--retry-errors`) is left out.
     Each record's `metrics` are its credible ones already (record.from_json)."""
     groups: dict[tuple[str, str], dict[SettingsKey, list[Record]]] = {}
-    kept = without_retried_errors(as_records(results))
+    kept = without_retried_errors(attempts_only(as_records(results)))
     for result, key in zip(kept, settings_keys(kept), strict=True):
         groups.setdefault((result.model, result.agent), {}).setdefault(key, []).append(result)
     found = []

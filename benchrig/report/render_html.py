@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import functools
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.grouping import Group
+from benchrig.report.load import html_curves
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
 from benchrig.report.scorecard import ModelCard
@@ -230,6 +232,7 @@ def context(report: Report, filters: str = "", served: bool = False,
         "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
         "context_chart": _context_chart(groups),
         "tool_rates": _tool_rates(groups),
+        "load_curves": html_curves(report.levels, CHART_WIDTH),  # not attempts: their own section
         "packs": [printable(line) for line in packs],
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice
@@ -253,6 +256,7 @@ def _hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
 
+@functools.cache  # compiled once per process (`benchrig view` re-renders): ~2 MB at its peak
 def _page(name: str) -> tuple[jinja2.Template, str, str]:
     """A template, with the page's own style and script (report.js, then viewer.js)."""
     import jinja2  # here: a summary never pays for it

@@ -13,6 +13,7 @@ from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.context import window_counts
 from benchrig.report.grouping import Group
+from benchrig.report.load import json_curves
 from benchrig.report.scorecard import Span, SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
@@ -155,6 +156,7 @@ def summary_json(report: Report) -> Json:
         "changed_tasks": changed_tasks(everything),
         "models": models,
         "tasks": _tasks(table),
+        "load": json_curves(report.levels),  # a sweep's levels: not attempts, apart
     }
 
 

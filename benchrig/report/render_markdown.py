@@ -121,5 +121,11 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
 
 def render_report(report: Report) -> str:
     """The Markdown report: the per-model table, then a scorecard section per model."""
+    from benchrig.report.load import markdown_curves  # a sweep's levels, apart
+
+    curves = markdown_curves(report.levels)
+    if not report.groups:
+        return curves
     return ("## Per-model table\n\n" + render_table(report.rows) + "\n"
-            + render_cards_markdown(report.cards, report.groups))
+            + render_cards_markdown(report.cards, report.groups)
+            + ("\n" + curves if curves else ""))

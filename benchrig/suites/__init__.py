@@ -20,8 +20,8 @@ from benchrig.core.errors import UsageError
 from benchrig.suites.base import Suite
 from benchrig.textsafe import printable, type_name
 
-__all__ = ["ANSWER_SCORED", "BUILTIN", "COMPOSITE", "GROUP", "OPT_IN", "SUITES", "UNTIMED",
-           "find_suite", "get_suite", "known_suites", "unregistered"]
+__all__ = ["ANSWER_SCORED", "BUILTIN", "COMPOSITE", "GROUP", "LEVELS", "OPT_IN", "SUITES",
+           "UNTIMED", "find_suite", "get_suite", "known_suites", "unregistered"]
 
 GROUP = "benchrig.suites"
 BUILTIN = {
@@ -31,6 +31,7 @@ BUILTIN = {
     "context": "benchrig.suites.builtin:CONTEXT",
     "polish": "benchrig.suites.builtin:POLISH",
     "tool_use": "benchrig.suites.builtin:TOOL_USE",
+    "load": "benchrig.suites.builtin:LOAD",
 }
 SUITES = tuple(BUILTIN)
 # Suites whose answer is checked: a response cut off at the token limit is `truncated` here,
@@ -40,10 +41,15 @@ ANSWER_SCORED = ("coding", "reasoning", "polish", "tool_use")
 # Suites averaged into the composite score (speed measures, tool metrics stay out).
 COMPOSITE = ("coding", "reasoning", "polish", "context")
 # Suites left out of the legacy timing averages (per-model table, the model's avg TTFT):
-# tool conversations are several unstreamed requests, not one timed generation.
-UNTIMED = ("tool_use",)
+# tool conversations are several unstreamed requests, not one timed generation; a load level
+# is a distribution over many requests (its own section: benchrig.report.load).
+UNTIMED = ("tool_use", "load")
+# Suites whose results are levels of a sweep, not pass/fail attempts (no verdict, checks
+# 0/0): out of every group, pass rate, scorecard and attempt count; their own section shows
+# them (benchrig.report.load).
+LEVELS = ("load",)
 # Suites run only when asked for by name (--suite or a task id), never by default.
-OPT_IN = ("tool_use",)
+OPT_IN = ("tool_use", "load")
 
 
 @functools.cache

@@ -1,4 +1,5 @@
-"""The built-in suites: speed, coding, reasoning, context, polish, tool_use (docs/suites.md)."""
+"""The built-in suites: speed, coding, reasoning, context, polish, tool_use, load
+(docs/suites.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from benchrig.spec import TEST_SUFFIX
 from benchrig.suites.base import Suite
-from benchrig.suites.shapes import conversation, single_answer, window_ladder
+from benchrig.suites.shapes import conversation, single_answer, sweep_only, window_ladder
 
 CODING_SYSTEM = "You are an expert Python programmer."
 CODING_INSTRUCTIONS = MappingProxyType({
@@ -38,6 +39,27 @@ def _context_problems(meta: Mapping[str, Any], body: str) -> list[str]:
     return filler_problems(body) if body else []  # the body is the filler, not a prompt
 
 
+def _load_problems(meta: Mapping[str, Any], body: str) -> list[str]:
+    # the schema checks each field of `load`; these are the combinations it cannot state
+    found = meta.get("load")
+    spec: Mapping[str, Any] = found if isinstance(found, dict) else {}  # none: the defaults
+    problems = []
+    prompts = spec.get("prompts", "body")
+    if prompts == "body" and not body.strip():
+        problems.append("load.prompts: body, but the task's body is empty")
+    if prompts != "synthetic":
+        problems += [f"load.{key}: only for prompts: synthetic"
+                     for key in ("prompt_tokens", "prompt_sigma", "prompt_count")
+                     if key in spec]
+    if "concurrency" in spec and "rate" in spec:
+        problems.append("load: give one sweep, concurrency or rate")
+    if "arrivals" in spec and "rate" not in spec:
+        problems.append("load.arrivals: only with a rate sweep")
+    if meta.get("check") is not None:
+        problems.append("check: a load task measures the server; it has nothing to check")
+    return problems
+
+
 SPEED = Suite("speed", single_answer, exclusive=True)
 CODING = Suite("coding", single_answer, _coding_problems, hidden_tests=True,
                system=CODING_SYSTEM, instructions=CODING_INSTRUCTIONS)
@@ -45,3 +67,7 @@ REASONING = Suite("reasoning", single_answer)
 CONTEXT = Suite("context", window_ladder, _context_problems, exclusive=True)
 POLISH = Suite("polish", single_answer)
 TOOL_USE = Suite("tool_use", conversation, opt_in=True, system=TOOL_SYSTEM)
+# A sweep is many measured levels, one result each, not one planned attempt: `run` routes
+# it to benchrig.cli.load (docs/writing-a-suite.md#a-suite-that-is-not-one-attempt).
+# Exclusive: its figures are the server's timings under a known load, nothing beside it.
+LOAD = Suite("load", sweep_only, _load_problems, exclusive=True, opt_in=True)

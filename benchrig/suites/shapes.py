@@ -19,7 +19,7 @@ from benchrig.result import utc_now
 from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
 
-__all__ = ["answered", "conversation", "single_answer", "window_ladder"]
+__all__ = ["answered", "conversation", "single_answer", "sweep_only", "window_ladder"]
 
 
 def single_answer(attempt: AttemptInput) -> Outcome:
@@ -44,6 +44,16 @@ def window_ladder(attempt: AttemptInput) -> Outcome:
     request = replace(attempt.request, strict_context=True)
     settings, output, error, verdict = context_attempt(attempt.task, attempt.driver, request)
     return Outcome(settings, output, error, verdict, None, utc_now())
+
+
+def sweep_only(attempt: AttemptInput) -> Outcome:
+    """A suite whose task is a sweep of many measured levels (load), not one attempt: the
+    command routes it to its own runner (`benchrig run --suite load`, benchrig.cli.load),
+    so reaching here is BenchRig's mistake, recorded as a harness error, never a figure."""
+    error = DriverError("harness", f"task {attempt.task.id!r} of suite "
+                        f"{attempt.task.suite!r} is a sweep: run it with "
+                        f"`benchrig run --suite {attempt.task.suite}`", phase="plan")
+    return Outcome(attempt.request.settings, None, error, None, None, utc_now())
 
 
 def answered(attempt: AttemptInput, output: DriverOutput | None,

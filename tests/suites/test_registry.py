@@ -80,7 +80,7 @@ def test_the_built_in_suites_are_found_by_name_and_agree_with_the_name_lists() -
     found = [get_suite(name) for name in SUITES]
     assert [s.name for s in found] == list(SUITES) == list(known_suites())[:len(SUITES)]
     assert tuple(s.name for s in found if s.opt_in) == OPT_IN
-    assert [s.name for s in found if s.exclusive] == ["speed", "context"]
+    assert [s.name for s in found if s.exclusive] == ["speed", "context", "load"]
     assert [s.name for s in found if s.hidden_tests] == ["coding"]
     assert find_suite("nope") is None
     with pytest.raises(UsageError, match="unknown suite 'nope'; known suites: speed, coding"):

@@ -1,0 +1,88 @@
+"""A level against the paced stand-in (bench/paced_server.py): counts, bounds, arrivals,
+and a dead server as counted errors. Timings are checked by order against the stand-in's
+known schedule, never against a wall-clock figure."""
+
+from __future__ import annotations
+
+from benchrig.load.engine import Level, Workload, arrivals, run_level
+from benchrig.load.measure import measured
+from benchrig.load.wire import Endpoint
+from benchrig.local.serve import free_port
+from tests.helpers.paced import paced
+
+DELAY_S = 0.05
+
+
+def workload(url: str, max_tokens: int = 8) -> Workload:
+    return Workload(Endpoint.of(url), "m", ("one", "two"), max_tokens, timeout_s=30.0)
+
+
+def test_a_concurrency_level_sends_its_count_and_times_every_request() -> None:
+    with paced(DELAY_S, tokens=8) as url:
+        run = run_level(workload(url), Level(concurrency=4, requests=8, warmup=2))
+    assert len(run.records) == 8 and len(run.warmup) == 2
+    assert all(r.ok for r in run.records)
+    figures = [measured(r) for r in run.records]
+    # the stand-in writes its first byte DELAY_S after the request arrives: no client can
+    # see it sooner (an order, not a timed bound)
+    assert all(f.ttft_ms >= DELAY_S * 1000 for f in figures)
+    assert all(f.output_tokens == 8 and f.tokens_source == "server" for f in figures)
+    assert all(f.e2e_ms >= f.ttft_ms for f in figures)
+
+
+def test_a_rate_level_sends_at_its_seeded_arrivals() -> None:
+    times = arrivals(50.0, "poisson", 7, 6, None)
+    assert times == arrivals(50.0, "poisson", 7, 6, None) != arrivals(50.0, "poisson", 8, 6,
+                                                                       None)
+    assert arrivals(4.0, "constant", 0, None, 1.0) == [0.0, 0.25, 0.5, 0.75]
+    with paced(DELAY_S, tokens=4) as url:
+        run = run_level(workload(url), Level(rate=50.0, arrivals="poisson", requests=6,
+                                             seed=7))
+    assert len(run.records) == 6 and all(r.ok for r in run.records) and len(run.lag_ms) == 6
+
+
+def test_a_duration_bound_starts_no_request_after_it() -> None:
+    with paced(DELAY_S, tokens=4) as url:
+        run = run_level(workload(url), Level(concurrency=2, duration_s=0.2))
+    # each worker's requests take at least DELAY_S: a worker starts at most one past the
+    # bound's last start, so the count is bounded by the bound's length over the delay
+    assert 2 <= len(run.records) <= 2 * (int(0.2 / DELAY_S) + 1)
+
+
+def test_a_dead_server_is_a_level_of_counted_errors() -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    run = run_level(workload(url), Level(concurrency=3, requests=6, warmup=1))
+    assert len(run.records) == 6 and not any(r.ok for r in run.records)
+    assert {r.error_kind for r in run.records} == {"connect"}
+
+
+def test_figures_agree_with_the_stand_ins_truth() -> None:
+    """Against the stand-in's own record of each request (GET /truth, keyed by the model
+    each request names): tokens exact, and each request's mean ITL as the client saw it
+    against the span the stand-in really wrote over. The tolerance is a ratio (0.5–2), so
+    a busy machine cannot fail it; a client that dropped, doubled or mis-spread tokens
+    would (bench/load_fidelity.py measures the milliseconds)."""
+    import json
+    from urllib.request import urlopen
+
+    from bench.load_fidelity import Named
+
+    tokens = 20
+    with paced(DELAY_S, tokens=tokens, rate=200.0, per_event=1, per_write=1) as url:
+        work = Named(Endpoint.of(url), "req", ("hi",), tokens, timeout_s=60.0)
+        run = run_level(work, Level(concurrency=8, requests=16))
+        with urlopen(url.removesuffix("/v1") + "/truth", timeout=30) as answer:
+            truth = json.loads(answer.read())
+    assert all(r.ok for r in run.records)
+    ratios = []
+    for index, record in enumerate(run.records):
+        figures = measured(record)
+        assert figures.output_tokens == tokens and figures.tokens_source == "server"
+        known = truth[f"req-{index}"]
+        true_mean = (known["last_write"] - known["first_write"]) * 1000 / (tokens - 1)
+        seen = (record.chunks[-1] - record.chunks[0]) * 1000 / (tokens - 1)
+        assert abs(sum(figures.itl_ms) - (record.chunks[-1] - record.chunks[0]) * 1000) \
+            < 1e-6 * tokens  # spreading moves latency between tokens, never adds any
+        ratios.append(seen / true_mean)
+    ratios.sort()
+    assert 0.5 < ratios[len(ratios) // 2] < 2.0
