@@ -16,7 +16,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
-from benchrig.core.task import TaskSpec
+from benchrig.core.task import TEST_SUFFIX, TaskSpec
 from benchrig.paths import tasks_dir
 from benchrig.result import Unreadable, read_regular
 from benchrig.samples import FILLED, expand, stand_in
@@ -24,7 +24,6 @@ from benchrig.samples import test_names_of as test_names_of  # its old home: ben
 from benchrig.schemas import problems as schema_problems
 from benchrig.suites import find_suite, unregistered
 
-TEST_SUFFIX = ".test.py"
 TASK_FILE_CAP = 16 << 20  # bytes of a task file or its tests (the context filler is the largest)
 # Values of a task's frontmatter once each alias stands for what it repeats: a bundled task
 # has a few hundred; ten aliases of ten aliases… of a short list are billions.

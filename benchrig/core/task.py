@@ -9,6 +9,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+TEST_SUFFIX = ".test.py"  # a task's hidden tests: <id>.test.py beside <id>.md
+
 
 @dataclass(frozen=True)
 class TaskSpec:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import UsageError
+from benchrig.core.task import TEST_SUFFIX
 from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED
 from benchrig.packs.convert import PER_ASSERTION, PER_PROBLEM, Converted, PackError
 from benchrig.packs.source import Source
 from benchrig.result import write_atomic
-from benchrig.spec import TEST_SUFFIX
 
 PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 CHECKS_RULE = ("one check per assertion where the suite's test is nothing but assert "

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from benchrig.spec import TEST_SUFFIX
+from benchrig.core.task import TEST_SUFFIX
 from benchrig.suites.base import Suite
 from benchrig.suites.shapes import conversation, single_answer, sweep_only, window_ladder
 
