@@ -162,7 +162,7 @@ def test_the_embedded_model_and_the_timed_suites_get_their_rules() -> None:
     assert lane("openai", "http://127.0.0.1:1/v1") is None
     plan = attempt_specs(((task, "m", 0) for task in TASKS), "ollama", "ollama", None,
                          lambda task, model, run: Settings(), Path("results"))
-    assert {s.task.suite for s in plan if s.exclusive} == {"speed", "context"}
+    assert {s.task.suite for s in plan if s.exclusive} == {"speed", "context", "load"}
     assert not any(s.lane for s in plan)
     assert replace(plan[0], index=5).index == 5
 
