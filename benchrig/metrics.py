@@ -13,6 +13,8 @@ from benchrig.jsonsafe import finite
 from benchrig.plausible import DERIVED, Credible, credible, rejections
 from benchrig.thinking import ThinkSplitter
 
+__all__ = ["StreamCollector", "measured"]  # the rest is BenchRig's own (see the docstring)
+
 TOKENS_PER_S_FLOOR_S = 0.001
 
 

@@ -6,12 +6,25 @@ import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMA_DIR = ROOT / "schema"
+# The schemas and bundled tasks are package data, so a wheel carries them; the checkout's
+# top-level `schema/` and `tasks/` are symbolic links to these folders.
+DATA_DIR = Path(__file__).resolve().parent / "data"
+SCHEMA_DIR = DATA_DIR / "schema"
+BUNDLED_TASKS_DIR = DATA_DIR / "tasks"
+
+
+def in_checkout() -> bool:
+    """Whether BenchRig runs from its source checkout (or an editable install of it), rather
+    than from an installed wheel."""
+    return (ROOT / "pyproject.toml").is_file() and (ROOT / "benchrig" / "paths.py").is_file()
 
 
 def tasks_dir() -> Path:
-    return Path(os.environ.get("BENCHRIG_TASKS_DIR", ROOT / "tasks"))
+    return Path(os.environ.get("BENCHRIG_TASKS_DIR", BUNDLED_TASKS_DIR))
 
 
 def results_dir() -> Path:
-    return Path(os.environ.get("BENCHRIG_RESULTS_DIR", ROOT / "results"))
+    """The checkout's `results/` when running from the checkout; else `./results` of the
+    current folder, since an installed package's own folder is no place for results."""
+    default = ROOT / "results" if in_checkout() else Path.cwd() / "results"
+    return Path(os.environ.get("BENCHRIG_RESULTS_DIR", default))

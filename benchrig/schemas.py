@@ -29,11 +29,11 @@ if TYPE_CHECKING:
 
 @cache
 def schema(name: str) -> dict[str, Any]:
-    """schema/<name>.schema.json as loaded."""
+    """schema/<name>.schema.json (package data: benchrig/data/schema/) as loaded."""
     path = SCHEMA_DIR / f"{name}.schema.json"
     if not path.is_file():
-        raise BenchRigError(f"{path} not found: BenchRig runs from its source checkout "
-                            "(`make install` there installs it in editable mode)")
+        raise BenchRigError(f"{path} not found: this BenchRig installation is incomplete "
+                            "(reinstall it; a wheel carries benchrig/data/schema/)")
     loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return loaded
 

@@ -1,0 +1,122 @@
+"""BenchRig as a user installs it: the wheel built from this checkout, installed into a fresh
+venv outside it, run from an empty folder (its schemas and tasks from the package, its results
+in that folder's ./results); and where results go by default."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from benchrig import paths
+from benchrig.schemas import problems
+from tests.conftest import ROOT
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv outside the checkout holding only the built wheel; its dependencies come from
+    the shared venv's site-packages by a path file, the shared venv itself untouched."""
+    base = tmp_path_factory.mktemp("installed")
+    # built from a copy, so that the build leaves nothing (build/, *.egg-info) in the checkout
+    source = base / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "benchrig", source / "benchrig",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHRIG_")}
+    wheels = base / "wheels"
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(source), "-w",
+                  str(wheels)], base, env)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = wheels.glob("benchrig-*.whl")
+    venv = base / "venv"
+    made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    site = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                     base, env).stdout.strip())
+    # after the venv's own site-packages on sys.path, so the wheel's benchrig comes first
+    (site / "zz_shared_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n",
+                                                     encoding="utf-8")
+    put = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                "-q", str(wheel)], base, env)
+    assert put.returncode == 0, put.stderr
+    return venv
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_real_schema_and_task_files(installed: Path) -> None:
+    python = installed / "bin" / "python"
+    where = _run([str(python), "-c", "import benchrig.paths as p; print(p.DATA_DIR)"],
+                 installed, {})
+    data = Path(where.stdout.strip())
+    assert data.is_relative_to(installed), (where.stdout, where.stderr)
+    # pip byte-compiles the hidden tests (*.test.py) as it installs: not files of the wheel
+    found = sorted(p.relative_to(data).as_posix() for p in data.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts)
+    bundled = ROOT / "benchrig" / "data"
+    # packs imported into the checkout (tasks/<pack>/, git-ignored) are no part of the wheel
+    expected = sorted(p.relative_to(bundled).as_posix() for p in bundled.rglob("*")
+                      if p.is_file() and "__pycache__" not in p.parts
+                      and (len(p.relative_to(bundled).parts) == 2
+                           or p.relative_to(bundled).parts[1] == ".references"))
+    assert found == expected and "schema/result.schema.json" in found
+    assert not any(p.is_symlink() for p in data.rglob("*"))
+
+
+@pytest.mark.slow
+def test_installed_benchrig_runs_from_an_empty_folder(installed: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHRIG_")}
+    env["PATH"] = f"{installed / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    benchrig = str(installed / "bin" / "benchrig")
+
+    listed = _run([benchrig, "list"], folder, env)
+    assert listed.returncode == 0, listed.stderr
+    assert "bat-and-ball" in listed.stdout and "lru-cache" in listed.stdout
+    checked = _run([benchrig, "validate"], folder, env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    answer = tmp_path / "answer.md"
+    answer.write_text("The ball costs 5 cents.\n\nFinal answer: 5\n", encoding="utf-8")
+    ran = _run([benchrig, "run", "bat-and-ball", "--suite", "reasoning", "--model", "oracle",
+                "--driver", "replay", "--provider", str(answer)], folder, env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    written = sorted((folder / "results").glob("*.json"))
+    assert len(written) == 1, sorted(p.name for p in folder.rglob("*"))
+    result = json.loads(written[0].read_text(encoding="utf-8"))
+    assert problems("result", result) == []
+    assert (result["task"], result["result"]) == ("bat-and-ball", "pass")
+    assert not any(installed.rglob("results/*.json"))  # nothing written inside the package
+
+
+def test_results_go_to_the_current_folder_when_installed(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installed, the package's own folder is no place for results: ./results instead."""
+    site = tmp_path / "site-packages"
+    (site / "benchrig").mkdir(parents=True)
+    monkeypatch.setattr(paths, "ROOT", site)
+    monkeypatch.delenv("BENCHRIG_RESULTS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert paths.results_dir() == tmp_path / "results"
+
+
+def test_results_stay_in_the_checkout_when_run_from_it(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    monkeypatch.delenv("BENCHRIG_RESULTS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert paths.results_dir() == ROOT / "results"
