@@ -6,10 +6,12 @@ import queue
 import threading
 import warnings
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from benchrig import paths
+from benchrig.config import Config
 from benchrig.core.errors import UsageError
 from benchrig.core.settings import SAMPLING_TEMPERATURE, Settings
 from benchrig.core.task import TaskSpec
@@ -25,7 +27,8 @@ from benchrig.runner import (
     settings_for,
 )
 
-__all__ = ["Result", "load_results", "run", "select", "summarize"]
+__all__ = ["Result", "Results", "load_results", "planned", "run", "select", "settings_of",
+           "summarize"]
 
 # A result as the result file holds it (schema/result.schema.json): the published contract,
 # with every key; `record.Record` is the views' compact copy of a few of them.
@@ -36,8 +39,7 @@ STOP_GRACE_S = 5.0  # how long in-flight attempts get to clean up when the calle
 
 def select(tasks: Sequence[str] = (), suites: Sequence[str] = ()) -> list[TaskSpec]:
     """The tasks named (ids, files or folders) of the suites or packs named, as `benchrig
-    run` selects them (none named: every task of every suite that is not opt-in); UsageError
-    when nothing matches."""
+    run` selects them (none named: every task of every suite that is not opt-in)."""
     from benchrig.packs.select import load_selection
     from benchrig.suites import SUITES, get_suite, known_suites
 
@@ -46,28 +48,36 @@ def select(tasks: Sequence[str] = (), suites: Sequence[str] = ()) -> list[TaskSp
                             else known_suites())
     if not suites and not tasks:  # an opt-in suite (tool_use) runs only when named
         chosen = [t for t in chosen if not get_suite(t.suite).opt_in]
-    if not chosen:
-        raise UsageError("no task matches the selection")
     return chosen
 
 
-def plan(chosen: Sequence[TaskSpec], models: Sequence[str], drivers: Mapping[str, Driver],
-         providers: Mapping[str, str | None], settings: Callable[[str], Callable[
-             [TaskSpec, str, int], Settings]], runs: int, results_dir: Path,
-         pass_env: tuple[str, ...] = (), label: str | None = None, jobs: int = 1
-         ) -> list[AttemptSpec]:
-    """Every (driver, task, model, run) as an attempt description, one matrix model-major,
-    numbered in plan order; `settings(agent)` gives that driver's settings of an attempt."""
-    from dataclasses import replace
+Settle = Callable[[TaskSpec, str, int], Settings]  # an attempt's settings: (task, model, run)
 
-    from benchrig.execute.plan import attempt_specs, ordered
-    from benchrig.runner import matrix
 
-    keyed = ordered({agent: list(matrix(list(chosen), list(models), runs))
-                     for agent in drivers}, models)
+def settings_of(overrides: Overrides, config: Config, repeats: Mapping[str, str]) -> Settle:
+    """Each attempt's settings from the overrides, the settings file and the task; a task
+    whose repeats are sampled (execute.plan.repeats) is sent SAMPLING_TEMPERATURE."""
+    sampling = replace(overrides, temperature=SAMPLING_TEMPERATURE)
+
+    def settings(task: TaskSpec, model: str, run_index: int) -> Settings:
+        chosen = sampling if repeats.get(task.id) == "sampled" else overrides
+        return settings_for(task, chosen, model=model, config=config, run_index=run_index)
+    return settings
+
+
+def planned(keyed: Sequence[tuple[str, tuple[TaskSpec, str, int]]],
+            drivers: Mapping[str, Driver], providers: Mapping[str, str | None],
+            settings: Mapping[str, Settle], results_dir: Path,
+            pass_env: tuple[str, ...] = (), label: str | None = None, jobs: int = 1
+            ) -> list[AttemptSpec]:
+    """The (driver as named, (task, model, run)) pairs of a plan (execute.plan.ordered) as
+    attempt descriptions, numbered in plan order, each with its own driver's provider, lane
+    and settings: what `benchrig run` and `run` both execute."""
+    from benchrig.execute.plan import attempt_specs
+
     return [replace(spec, index=index) for index, (agent, key) in enumerate(keyed)
             for spec in attempt_specs([key], drivers[agent].name, agent, providers[agent],
-                                      settings(agent), results_dir, pass_env, label, jobs)]
+                                      settings[agent], results_dir, pass_env, label, jobs)]
 
 
 def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
@@ -83,9 +93,10 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     from benchrig.checks import load_checks
     from benchrig.config import load_config
     from benchrig.drivers import get_driver, known
+    from benchrig.execute.plan import ordered, repeats
     from benchrig.execute.plan import providers as providers_of
-    from benchrig.execute.plan import repeats
     from benchrig.result import check_results_dir
+    from benchrig.runner import matrix
     from benchrig.textsafe import stored
 
     if runs < 1 or jobs < 1:
@@ -93,6 +104,8 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     out_dir = Path(results_dir) if results_dir is not None else paths.results_dir()
     check_results_dir(out_dir)
     chosen = select(tasks, suites)
+    if not chosen:
+        raise UsageError("no task matches the selection")
     agents = list(dict.fromkeys([driver] if isinstance(driver, str) else driver))
     engines = {agent: get_driver(agent) for agent in agents}  # UsageError: unknown driver
     if len({engine.name for engine in engines.values()}) < len(engines):
@@ -108,20 +121,12 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     repeated = {agent: repeats(chosen, runs, engines[agent].kind, temperature, False)
                 for agent in agents}
     settings_file = load_config(config)
-    base = overrides or Overrides()
-
-    def settings(agent: str) -> Callable[[TaskSpec, str, int], Settings]:
-        sampling = Overrides(SAMPLING_TEMPERATURE, base.max_tokens, base.context_size,
-                             base.threads, base.think, base.seed)
-
-        def of(task: TaskSpec, model: str, run_index: int) -> Settings:
-            chosen_overrides = sampling if repeated[agent].get(task.id) == "sampled" else base
-            return settings_for(task, chosen_overrides, model=model, config=settings_file,
-                                run_index=run_index)
-        return of
-
-    specs = plan(chosen, model_names, engines, given, settings, runs, out_dir,
-                 label=stored(label) if label else None, jobs=jobs)
+    keyed = ordered({agent: list(matrix(chosen, model_names, runs)) for agent in agents},
+                    model_names)
+    specs = planned(keyed, engines, given,
+                    {agent: settings_of(overrides or Overrides(), settings_file,
+                                        repeated[agent]) for agent in agents},
+                    out_dir, label=stored(label) if label else None, jobs=jobs)
     load_checks({t.check_type for t in chosen if t.check_type}
                 if all(e.kind == "replay" for e in engines.values()) else None)
     return _results(specs, engines, repeated, out_dir, on_result)
@@ -140,10 +145,6 @@ def _warn_confinement(chosen: Sequence[TaskSpec], engines: Mapping[str, Driver])
     tests = any(t.check_type == "tests" for t in chosen)
     if tests and (note := sandbox.warning(sandbox.detect())):
         warnings.warn(note, RuntimeWarning, stacklevel=3)
-
-
-class _Stop(Exception):
-    """Raised in the executor's thread when the caller stops iterating."""
 
 
 def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
