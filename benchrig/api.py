@@ -34,7 +34,7 @@ __all__ = ["Result", "Results", "load_results", "planned", "run", "select", "set
 # with every key; `record.Record` is the views' compact copy of a few of them.
 Result = dict[str, Any]
 Results = Generator[Result, None, None]  # closed early: the attempts in flight are stopped
-STOP_GRACE_S = 5.0  # how long in-flight attempts get to clean up when the caller stops early
+STOP_WAIT_S = 60.0  # the most close() waits for a stopped run to clean up
 
 
 def select(tasks: Sequence[str] = (), suites: Sequence[str] = ()) -> list[TaskSpec]:
@@ -147,6 +147,11 @@ def _warn_confinement(chosen: Sequence[TaskSpec], engines: Mapping[str, Driver])
         warnings.warn(note, RuntimeWarning, stacklevel=3)
 
 
+class _Stopped(Exception):
+    """Raised from the recording callback once the caller stops iterating: the executor
+    stops every attempt in flight, as it does for Ctrl-C or too many errors."""
+
+
 def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
              repeated: Mapping[str, Mapping[str, str]], out_dir: Path,
              on_result: Callable[[Result], None] | None) -> Results:
@@ -155,10 +160,10 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
     from benchrig import sandbox
     from benchrig.execute import LocalExecutor
     from benchrig.execute.folder import held
-    from benchrig.execute.local import interrupt
 
     jobs = specs[0].jobs if specs else 1
     handed: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    stopping = threading.Event()
     tests = sum(spec.task.check_type == "tests" for spec in specs)
     pool = sandbox.SandboxPool(sandbox.detect() if tests else None, expected=tests)
 
@@ -166,6 +171,8 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
         return slot.in_flight, perform(spec, slot, engines[spec.agent], pool)
 
     def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
+        if stopping.is_set():  # the caller has stopped iterating: record nothing more
+            raise _Stopped
         in_flight, produced = outcome
         recorded: dict[str, Any] = {"jobs": spec.jobs, "in_flight": in_flight}
         if spec.task.id in repeated[spec.agent]:
@@ -181,6 +188,8 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
         try:
             with held(out_dir), pool:
                 LocalExecutor(jobs).run(specs, work, done)
+        except _Stopped:
+            pass  # the caller stopped iterating: nobody reads on
         except BaseException as exc:  # handed to the caller's thread, raised there
             handed.put(("raised", exc))
         else:
@@ -198,15 +207,18 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
                     return
                 if kind == "raised":
                     finished = True
-                    if isinstance(value, KeyboardInterrupt):
-                        return  # stopped by us
                     raise value
                 if on_result is not None:
                     on_result(value)
                 yield value
         finally:
-            if not finished:  # the caller stopped early: stop the run, as Ctrl-C does
-                interrupt([worker], STOP_GRACE_S)
+            if not finished:  # the caller stopped early: stop the run
+                # Told, not interrupted: an exception raised into the executor's thread at
+                # an arbitrary instruction could land in a write or the sandboxes' close.
+                # The next attempt to finish is not recorded; the executor then stops the
+                # others as on Ctrl-C and closes the sandboxes. Waited for, within reason.
+                stopping.set()
+                worker.join(STOP_WAIT_S)
 
     return iterate()
 

@@ -83,12 +83,15 @@ def test_an_unknown_summary_format_is_a_usage_error() -> None:
         api.summarize([], format="yaml")
 
 
-def test_stopping_early_records_no_more(results_dir: Path) -> None:
+def test_stopping_early_stops_the_run(results_dir: Path) -> None:
+    import threading
+
     from benchrig import api
 
-    results = api.run(["valid-brackets", "flatten-dict", "merge-intervals"], ["reference"],
-                      driver="replay", provider=REFERENCES)
+    results = api.run(["valid-brackets", "flatten-dict", "merge-intervals", "lru-cache"],
+                      ["reference"], driver="replay", provider=REFERENCES)
     first = next(results)
-    results.close()
+    results.close()  # the caller has what it wanted: nothing more runs or is written
     assert first["result"] == "pass"
+    assert not [t for t in threading.enumerate() if t.name == "benchrig-api-run"]
     assert len(list(results_dir.glob("*-reference-*[0-9a-f].json"))) <= 2
