@@ -26,6 +26,7 @@ from benchrig.runner import (
     record,
     settings_for,
 )
+from benchrig.textsafe import printable
 
 __all__ = ["Result", "Results", "load_results", "planned", "run", "select", "settings_of",
            "summarize"]
@@ -106,6 +107,7 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     chosen = select(tasks, suites)
     if not chosen:
         raise UsageError("no task matches the selection")
+    _refuse_sweeps(chosen)
     agents = list(dict.fromkeys([driver] if isinstance(driver, str) else driver))
     engines = {agent: get_driver(agent) for agent in agents}  # UsageError: unknown driver
     if len({engine.name for engine in engines.values()}) < len(engines):
@@ -130,6 +132,19 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     load_checks({t.check_type for t in chosen if t.check_type}
                 if all(e.kind == "replay" for e in engines.values()) else None)
     return _results(specs, engines, repeated, out_dir, on_result)
+
+
+def _refuse_sweeps(chosen: Sequence[TaskSpec]) -> None:
+    """A suite that is not planned attempts (a load sweep: its own runner, in the command)
+    is refused before anything runs, never recorded as a harness error per task."""
+    from benchrig.suites import get_suite
+    from benchrig.suites.shapes import sweep_only
+
+    sweeps = [task for task in chosen if get_suite(task.suite).attempt is sweep_only]
+    if sweeps:
+        raise UsageError(f"{printable(sweeps[0].id)}: the {printable(sweeps[0].suite)} suite "
+                         f"is a sweep, not attempts: run it with `benchrig run --suite "
+                         f"{printable(sweeps[0].suite)}`")
 
 
 def _warn_confinement(chosen: Sequence[TaskSpec], engines: Mapping[str, Driver]) -> None:

@@ -61,6 +61,7 @@ def test_a_run_yields_schema_valid_results_and_prints_nothing(
     {"driver": "no-such-driver"},
     {"suites": ["no-such-suite"]},
     {"runs": 0},
+    {"tasks": [], "suites": ["load"]},  # a sweep: its own runner, never a harness error
 ])
 def test_bad_input_is_benchrigs_error_before_anything_runs(
         results_dir: Path, call: dict[str, object],

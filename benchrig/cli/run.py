@@ -17,7 +17,6 @@ from benchrig.textsafe import printable, stored
 from benchrig.ui import AttemptLine, RunProgress, error, info, warn
 
 if TYPE_CHECKING:
-
     from benchrig.config import Config
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
