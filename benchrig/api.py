@@ -28,8 +28,7 @@ from benchrig.runner import (
 )
 from benchrig.textsafe import printable
 
-__all__ = ["Result", "Results", "load_results", "planned", "run", "select", "settings_of",
-           "summarize"]
+__all__ = ["Result", "Results", "load_results", "run", "select", "summarize"]
 
 # A result as the result file holds it (schema/result.schema.json): the published contract,
 # with every key; `record.Record` is the views' compact copy of a few of them.
