@@ -29,6 +29,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.runner", "benchrig.conversation", "benchrig.remote", "benchrig.suites.builtin",
      "benchrig.suites.shapes", "benchrig.load"),
     ("benchrig.packs",),
+    # the library API: a facade over selection, plan, executor, runner and report
+    ("benchrig.api",),
     ("benchrig.cli",),
 ]
 # The stages answer, judge and summarize: none of them may lean on another.

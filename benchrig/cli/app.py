@@ -50,13 +50,8 @@ def _tasks(selectors: list[str]) -> list[TaskSpec]:
     return load_tasks(task_paths(expand(selectors)))
 
 
-def _load(selectors: list[str], suites: list[str]) -> list:  # type: ignore[type-arg]
-    from benchrig.packs.select import load_selection
-    from benchrig.suites import SUITES, get_suite, known_suites
+def _load(selectors: list[str], suites: list[str]) -> list[TaskSpec]:
+    """The tasks of a selection, as the library selects them (benchrig.api.select)."""
+    from benchrig.api import select
 
-    # the installed packages are read only when a name is not a built-in suite's
-    tasks = load_selection(selectors, suites, SUITES if set(suites) <= set(SUITES)
-                           else known_suites())
-    if not suites and not selectors:  # an opt-in suite (tool_use) runs only when named
-        tasks = [t for t in tasks if not get_suite(t.suite).opt_in]
-    return tasks
+    return select(selectors, suites)

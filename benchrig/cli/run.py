@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -17,10 +17,7 @@ from benchrig.textsafe import printable, stored
 from benchrig.ui import AttemptLine, RunProgress, error, info, warn
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from benchrig.config import Config
-    from benchrig.core.settings import Settings
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
     from benchrig.execute import AttemptSpec
@@ -315,18 +312,12 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path,
 def _specs(plan: Planned, lineup: Lineup, overrides: Overrides, config: Config,
            out_dir: Path, pass_env: tuple[str, ...] = (), label: str | None = None,
            jobs: int = 1) -> list[AttemptSpec]:
-    """The plan as attempt descriptions, numbered in plan order; each with its own driver's
-    provider, lane and settings."""
-    from benchrig.execute.plan import attempt_specs
+    """The plan as attempt descriptions, as the library builds them (benchrig.api)."""
+    from benchrig.api import planned, settings_of
 
-    specs = []
-    for index, (agent, key) in enumerate(plan):
-        spec, = attempt_specs([key], lineup.engines[agent].name, agent,
-                              lineup.providers[agent],
-                              _settings(overrides, config, lineup.repeats[agent]),
-                              out_dir, pass_env, label, jobs)
-        specs.append(replace(spec, index=index))
-    return specs
+    return planned(plan, lineup.engines, lineup.providers,
+                   {agent: settings_of(overrides, config, lineup.repeats[agent])
+                    for agent in lineup.engines}, out_dir, pass_env, label, jobs)
 
 
 def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file: Config,
@@ -499,20 +490,6 @@ def _require(note: str | None, required: bool) -> None:
     if required:
         raise UsageError(f"--require-isolation: {note}")
     warn(note)
-
-
-def _settings(overrides: Overrides, config: Config, repeats: dict[str, str]
-              ) -> Callable[[TaskSpec, str, int], Settings]:
-    """Each attempt's settings; a task whose repeats are sampled is sent
-    SAMPLING_TEMPERATURE."""
-    from benchrig.runner import settings_for
-
-    sampling = replace(overrides, temperature=SAMPLING_TEMPERATURE)
-
-    def settings(task: TaskSpec, model: str, run: int) -> Settings:
-        chosen = sampling if repeats.get(task.id) == "sampled" else overrides
-        return settings_for(task, chosen, model=model, config=config, run_index=run)
-    return settings
 
 
 def _say_repeats(per_agent: dict[str, dict[str, str]], runs: int) -> None:
