@@ -131,15 +131,15 @@ def run(
              "never stops. [default: 10% of the attempts, at least "
              f"{MIN_MAX_ERRORS} — the proportion Inspect AI's --fail-on-error takes]")
                           ] = None,
-    concurrency: Annotated[str | None, Option("--concurrency", metavar="N,N,…",
+    concurrency: Annotated[str | None, Option("--concurrency", metavar="N,N,...",
         help="--suite load: the concurrency levels of the sweep, e.g. 1,2,4,8 (with "
              "--saturation: the highest). [default: the task's, else 1,2,4,8]")] = None,
-    rate: Annotated[str | None, Option("--rate", metavar="R,R,…",
+    rate: Annotated[str | None, Option("--rate", metavar="R,R,...",
         help="--suite load: sweep request rates (per second) instead, e.g. 0.5,1,2.")] = None,
     arrivals: Annotated[Arrivals | None, Option("--arrivals",
         help="--suite load with --rate: evenly spaced or Poisson arrivals (seeded by "
              "--seed). [default: the task's, else constant]")] = None,
-    slo: Annotated[str | None, Option("--slo", metavar="NAME=MS,…",
+    slo: Annotated[str | None, Option("--slo", metavar="NAME=MS,...",
         help="--suite load: goodput counts the requests meeting all of these: ttft_ms, "
              "itl_ms (a request's mean: (E2E − TTFT) ÷ (tokens − 1)), e2e_ms; e.g. "
              "ttft_ms=500,itl_ms=50.")] = None,

@@ -107,7 +107,7 @@ def test_a_plugin_suite_refuses_a_task_its_rules_refuse(tmp_path: Path,
     ran = benchrig("validate", str(typo), results_dir=results_dir, env=env)
     assert ran.code == 2
     assert ("suite: no suite 'mne' is registered (known: speed, coding, reasoning, context, "
-            "polish, tool_use, mine)") in ran.stderr
+            "polish, tool_use, load, mine)") in ran.stderr
 
 
 @pytest.mark.slow
