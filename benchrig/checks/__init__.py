@@ -11,13 +11,12 @@ BenchRig: a plugin check does not import them.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from benchrig.core.check import Check
 from benchrig.core.errors import UsageError
-from benchrig.textsafe import printable, type_name
+from benchrig.core.plugins import load_target
 
 __all__ = ["BUILTIN", "GROUP", "check_problems", "find_check", "get_check", "known_checks",
            "load_checks"]
@@ -58,12 +57,7 @@ def find_check(name: str) -> Check | None:
     target = _target(name)
     if target is None:
         return None
-    module_name, _, attr = target.partition(":")
-    try:
-        found: Any = getattr(importlib.import_module(module_name), attr)
-    except Exception as exc:  # a broken plugin: the user's installation, named
-        raise UsageError(f"check {name!r}: loading {target} failed: {type_name(exc)}: "
-                         f"{printable(str(exc))}") from exc
+    found = load_target("check", name, target)
     if not isinstance(found, Check) or found.name != name:
         raise UsageError(f"check {name!r}: {target} is not a check named {name!r} "
                          "(make it with benchrig.core.check.check)")

@@ -13,12 +13,11 @@ benchrig.toml can change them.
 from __future__ import annotations
 
 import functools
-import importlib
-from typing import Any
 
 from benchrig.core.errors import UsageError
+from benchrig.core.plugins import load_target
 from benchrig.suites.base import Suite
-from benchrig.textsafe import printable, type_name
+from benchrig.textsafe import printable
 
 __all__ = ["ANSWER_SCORED", "BUILTIN", "COMPOSITE", "GROUP", "LEVELS", "OPT_IN", "SUITES",
            "UNTIMED", "find_suite", "get_suite", "known_suites", "unregistered"]
@@ -72,12 +71,7 @@ def find_suite(name: str) -> Suite | None:
     target = BUILTIN.get(name) or _plugins().get(name)
     if target is None:
         return None
-    module_name, _, attr = target.partition(":")
-    try:
-        found: Any = getattr(importlib.import_module(module_name), attr)
-    except Exception as exc:  # a broken plugin: the user's installation, named
-        raise UsageError(f"suite {printable(name)!r}: loading {printable(target)} failed: "
-                         f"{type_name(exc)}: {printable(str(exc))}") from exc
+    found = load_target("suite", name, target)
     if not isinstance(found, Suite) or found.name != name:
         raise UsageError(f"suite {printable(name)!r}: {printable(target)} is not a suite "
                          f"named {printable(name)!r} (make it with benchrig.suites.base.Suite)")
