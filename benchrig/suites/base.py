@@ -117,7 +117,11 @@ class Suite:
     The prompt: `system`, the system message a chat model is sent before every task of the
     suite; `instructions`, by mode (`chat`: a model's chat, `agent`: a coding agent), the
     paragraph after the task's body (`{file}` stands for the task's solution file).
-    `report`: how summaries show it (`SuiteReport`)."""
+    `answer_scored`: its answer is checked, so a reply cut off at the token limit is
+    truncated and a thinking model's token budget is multiplied (its trace comes first);
+    `think`: thinking on or off by default (None: the model's own; benchrig.toml's `[think]`
+    overrides it); `by_window`: its attempt judges one answer per context window (a window
+    ladder), as the `needle` check needs. `report`: how summaries show it (`SuiteReport`)."""
 
     name: str
     attempt: Shape
@@ -128,4 +132,7 @@ class Suite:
     opt_in: bool = False
     system: str | None = None
     instructions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    answer_scored: bool = False
+    think: bool | None = None
+    by_window: bool = False
     report: SuiteReport = SuiteReport()

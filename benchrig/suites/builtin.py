@@ -74,15 +74,18 @@ TOOL_USE_REPORT = SuiteReport(timed=False, order=5, panel=f"{PANELS}:TOOL_USE")
 # a sweep's levels are distributions over many requests: their own section (report/load.py)
 LOAD_REPORT = SuiteReport(timed=False, levels=True, order=6)
 
-SPEED = Suite("speed", single_answer, exclusive=True, report=SPEED_REPORT)
+# speed and context measure the engine (they generate to the limit on purpose): thinking off,
+# nothing truncated; the others check their answer
+SPEED = Suite("speed", single_answer, exclusive=True, think=False, report=SPEED_REPORT)
 CODING = Suite("coding", single_answer, _coding_problems, hidden_tests=True,
-               system=CODING_SYSTEM, instructions=CODING_INSTRUCTIONS, report=CODING_REPORT)
-REASONING = Suite("reasoning", single_answer, report=REASONING_REPORT)
-CONTEXT = Suite("context", window_ladder, _context_problems, exclusive=True,
-                report=CONTEXT_REPORT)
-POLISH = Suite("polish", single_answer, report=POLISH_REPORT)
+               system=CODING_SYSTEM, instructions=CODING_INSTRUCTIONS, answer_scored=True,
+               report=CODING_REPORT)
+REASONING = Suite("reasoning", single_answer, answer_scored=True, report=REASONING_REPORT)
+CONTEXT = Suite("context", window_ladder, _context_problems, exclusive=True, think=False,
+                by_window=True, report=CONTEXT_REPORT)
+POLISH = Suite("polish", single_answer, answer_scored=True, report=POLISH_REPORT)
 TOOL_USE = Suite("tool_use", conversation, opt_in=True, system=TOOL_SYSTEM,
-                 report=TOOL_USE_REPORT)
+                 answer_scored=True, report=TOOL_USE_REPORT)
 # A sweep is many measured levels, one result each, not one planned attempt: `run` routes
 # it to benchrig.cli.load (docs/writing-a-suite.md#a-suite-that-is-not-one-attempt).
 # Exclusive: its figures are the server's timings under a known load, nothing beside it.
