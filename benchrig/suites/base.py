@@ -64,9 +64,10 @@ def no_problems(meta: Mapping[str, Any], body: str) -> list[str]:
     return []
 
 
-# One figure of a suite's report line, from one model's results on the suite (each a
-# benchrig.api.Result): a number, a short text, or None when it does not apply.
-FigureOf = Callable[[Sequence[Any]], float | int | str | None]
+# One figure of a suite's report line, from one model's results on the suite (each read as
+# its result file's top-level keys: r["result"], r["notes"], …): a number, a short text, or
+# None when it does not apply.
+FigureOf = Callable[[Sequence[Mapping[str, Any]]], float | int | str | None]
 
 
 @dataclass(frozen=True)
