@@ -14,6 +14,16 @@ PLAIN = SuiteReport()  # the facet of a line no registered suite shows otherwise
 
 
 @dataclass(frozen=True)
+class Shown:
+    """One figure a suite declares (suites.base.Figure), as computed: its name (the CSV's
+    `<suite>_<name>`, the JSON's key), its words in the text, its value (label()led text)."""
+
+    name: str
+    text: str
+    value: FigureValue
+
+
+@dataclass(frozen=True)
 class Span:
     """The range of a figure over the runs: (lowest run, highest run, number of runs)."""
 
@@ -69,7 +79,7 @@ class SuiteCard:
     pass_at: dict[int, float] | None = None  # an imported pack's line: k → pass@k
     problems: int = 0  # a pack's line: problems with a counted attempt
     facet: SuiteReport = PLAIN  # how its suite is shown
-    figures: tuple[tuple[str, str, FigureValue], ...] = ()  # its suite's own (name, text, value)
+    figures: tuple[Shown, ...] = ()  # the figures its suite declares, computed
 
     @property
     def rate(self) -> float | None:

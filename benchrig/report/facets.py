@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchrig.core.errors import UsageError
-from benchrig.report.cards import PLAIN, FigureValue
+from benchrig.report.cards import PLAIN, FigureValue, Shown
 from benchrig.suites import find_suite
 from benchrig.suites.base import SuiteReport
 from benchrig.textsafe import label, printable, type_name
@@ -34,25 +34,26 @@ def in_order(names: Iterable[str]) -> list[str]:
     return sorted(names, key=lambda name: (facet(name).order, name))
 
 
-def figure_values(name: str, results: Sequence[Any]) -> tuple[tuple[str, str, FigureValue], ...]:
-    """(name, text, value) of each figure the suite declares, over one model's results on it:
+def figure_values(name: str, results: Sequence[Any]) -> tuple[Shown, ...]:
+    """Each figure the suite declares, over one model's results on it:
     a text made short and printable, a number finite or None. A figure that raises or
     returns another type is the installed suite's fault: a UsageError naming it."""
-    shown = []
+    shown: list[Shown] = []
     for figure in facet(name).figures:
         try:
             value = figure.compute(results)
         except Exception as exc:
             raise UsageError(f"suite {printable(name)!r}: figure {printable(figure.name)!r} "
                              f"failed: {type_name(exc)}: {printable(str(exc))}") from exc
+        found: FigureValue = value
         if isinstance(value, str):
-            value = label(value)
+            found = label(value)
         elif isinstance(value, float) and not math.isfinite(value):
-            value = None
+            found = None
         elif value is not None and (isinstance(value, bool)
                                     or not isinstance(value, int | float)):
             raise UsageError(f"suite {printable(name)!r}: figure {printable(figure.name)!r} "
                              f"gave a {label(type(value).__name__)}, not a number, a text "
                              "or None")
-        shown.append((label(figure.name), label(figure.text or figure.name), value))
+        shown.append(Shown(label(figure.name), label(figure.text or figure.name), found))
     return tuple(shown)

@@ -120,8 +120,8 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
             text += f" · checks {card.checks_passed}/{card.checks_total}"
         if card.thinking_share is not None and card.thinking_tokens:
             text += f" · thinking {pct(card.thinking_share)} of output tokens"
-    for _, name, value in card.figures:  # the suite's declared figures (SuiteReport.figures)
-        text += f" · {name} {figure_text(value)}"
+    for figure in card.figures:  # the suite's declared figures (SuiteReport.figures)
+        text += f" · {figure.text} {figure_text(figure.value)}"
     if card.errors and card.tools is None:  # the tool line counts its errors itself
         text += f" · {errors_text(card.errors)}"
     if card.deterministic:

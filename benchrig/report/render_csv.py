@@ -114,7 +114,7 @@ def _suite_values(s: SuiteCard) -> list[str | int | float | None]:
                _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),
                str(s.truncated_thinking), _number(s.thinking_share)]
     return [*own, _number(s.avg_ttft_s), str(s.ttft_in_flight), str(s.truncated),
-            *(_figure(value) for _, _, value in s.figures)]
+            *(_figure(figure.value) for figure in s.figures)]
 
 
 def _figure(value: float | int | str | None) -> str | int | float | None:

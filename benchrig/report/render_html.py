@@ -28,7 +28,7 @@ from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.facets import facet, in_order, registered
 from benchrig.report.grouping import Group
 from benchrig.report.load import html_curves
-from benchrig.report.panel import panel
+from benchrig.report.panel import Json, panel
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import task_counts
 from benchrig.report.scorecard import ModelCard
@@ -41,8 +41,6 @@ PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
            "#ff9da7", "#9c755f", "#bab0ac")
 CHART_WIDTH = 360  # pixels of the longest bar
 ROW = 16  # pixels per bar
-
-Json = dict[str, Any]
 
 
 def colour(index: int) -> str:

@@ -4,7 +4,6 @@ their n, their 95 % intervals and the method of each, for CI and scripts."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
@@ -13,7 +12,7 @@ from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.grouping import Group
 from benchrig.report.load import json_curves
-from benchrig.report.panel import panel
+from benchrig.report.panel import Json, panel
 from benchrig.report.scorecard import Span, SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
@@ -35,7 +34,6 @@ METHODS = {
                               "(metrics.disagreement); the figures shown are the gateway's",
 }
 
-Json = dict[str, Any]
 
 
 def task_counts(results: list[Record]) -> list[TaskCount]:
@@ -74,7 +72,7 @@ def _span(value: Span | None) -> Json | None:
 def _suite(card: SuiteCard, results: list[Record]) -> Json:
     extra: Json = dict(panel(card.suite).json(card))  # its own: tool-use rates, context windows
     if card.figures:  # the figures its suite declares (SuiteReport.figures), by name
-        extra["figures"] = {name: value for name, _, value in card.figures}
+        extra["figures"] = {figure.name: figure.value for figure in card.figures}
     if card.pass_at is not None:  # an imported pack's own line: its figure is pass@k
         extra["pack"] = {"pass_at": {str(k): v for k, v in card.pass_at.items()},
                          "problems": card.problems}
