@@ -10,7 +10,7 @@ from typing import Any
 from benchrig.core.errors import UsageError
 from benchrig.core.plugins import load_target
 from benchrig.record import Record
-from benchrig.report.cards import SuiteCard
+from benchrig.report.cards import Span, SuiteCard
 from benchrig.report.facets import facet
 from benchrig.report.grouping import Group
 from benchrig.textsafe import printable
@@ -18,6 +18,25 @@ from benchrig.textsafe import printable
 Json = dict[str, Any]
 # A wide block of CSV columns over every model's card, and one card's cells of it.
 Wide = tuple[list[str], Callable[[SuiteCard], Mapping[str, str]]]
+
+
+# The cells every panel and the CSV write alike.
+def number(value: float | None, digits: int = 4) -> str:
+    """A figure as a CSV cell: empty when unknown."""
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def low(value: Span | None) -> float | None:
+    return value.low if value else None
+
+
+def high(value: Span | None) -> float | None:
+    return value.high if value else None
+
+
+def span_json(value: Span | None) -> Json | None:
+    """A range over runs as the JSON summary gives it."""
+    return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
 
 
 class Panel:

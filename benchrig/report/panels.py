@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from benchrig.record import Record
-from benchrig.report.cards import Span, SuiteCard
+from benchrig.report.cards import SuiteCard
 from benchrig.report.context import (
     ContextFigures,
     StepFigures,
@@ -18,7 +18,7 @@ from benchrig.report.context import (
     windows,
 )
 from benchrig.report.grouping import Group
-from benchrig.report.panel import Json, Panel, Wide, panel
+from benchrig.report.panel import Json, Panel, Wide, high, low, number, panel, span_json
 from benchrig.report.phrases import pct, rate_text, seconds, span
 from benchrig.report.render_html import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.scorecard import speed_figures
@@ -31,23 +31,6 @@ from benchrig.report.tooluse import (
     tool_line,
 )
 from benchrig.textsafe import label
-
-
-def number(value: float | None, digits: int = 4) -> str:
-    """A figure as a CSV cell: empty when unknown."""
-    return "" if value is None else f"{value:.{digits}f}"
-
-
-def low(value: Span | None) -> float | None:
-    return value.low if value else None
-
-
-def high(value: Span | None) -> float | None:
-    return value.high if value else None
-
-
-def span_json(value: Span | None) -> Json | None:
-    return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
 
 
 class SpeedPanel(Panel):

@@ -14,8 +14,11 @@ from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.disagreed import disagreement
 from benchrig.report.facets import facet, in_order, registered
+from benchrig.report.panel import high as _high
+from benchrig.report.panel import low as _low
+from benchrig.report.panel import number as _number
 from benchrig.report.panel import panel
-from benchrig.report.scorecard import ModelCard, Span, SuiteCard
+from benchrig.report.scorecard import ModelCard, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.textsafe import PRINT_CAP, label, printable
 
@@ -79,10 +82,6 @@ def render_table(rows: list[ModelRow]) -> str:
     return out.getvalue()
 
 
-def _number(value: float | None, digits: int = 4) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
-
-
 def suite_columns(name: str) -> list[str]:
     """The CSV columns of one suite, in a fixed order: its own (its panel's, else the plain
     line's), its TTFT and truncation, then the figures it declares (`<suite>_<figure>`)."""
@@ -97,14 +96,6 @@ def suite_columns(name: str) -> list[str]:
 
 CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
                 "composite_suites", "avg_ttft_sec", "ttft_in_flight", "truncated_runs"]
-
-
-def _low(value: Span | None) -> float | None:
-    return value.low if value else None
-
-
-def _high(value: Span | None) -> float | None:
-    return value.high if value else None
 
 
 def _suite_values(s: SuiteCard) -> list[str | int | float | None]:

@@ -12,8 +12,8 @@ from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.grouping import Group
 from benchrig.report.load import json_curves
-from benchrig.report.panel import Json, panel
-from benchrig.report.scorecard import Span, SuiteCard
+from benchrig.report.panel import Json, panel, span_json
+from benchrig.report.scorecard import SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
@@ -65,10 +65,6 @@ def estimate(found: Estimate | None) -> Json | None:
     return out
 
 
-def _span(value: Span | None) -> Json | None:
-    return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
-
-
 def _suite(card: SuiteCard, results: list[Record]) -> Json:
     extra: Json = dict(panel(card.suite).json(card))  # its own: tool-use rates, context windows
     if card.figures:  # the figures its suite declares (SuiteReport.figures), by name
@@ -80,9 +76,9 @@ def _suite(card: SuiteCard, results: list[Record]) -> Json:
         "attempts": len(results), "passed": card.passed, "scored": card.scored,
         "errors": card.errors, "runs": card.runs,
         "pass_rate": estimate(pass_rate(task_counts(results))) if card.facet.rated else None,
-        "run_range": _span(card.rate_span),
+        "run_range": span_json(card.rate_span),
         "checks": {"passed": card.checks_passed, "total": card.checks_total,
-                   "rate": card.checks_rate, "run_range": _span(card.checks_span)},
+                   "rate": card.checks_rate, "run_range": span_json(card.checks_span)},
         "score": card.score,
         "avg_ttft_s": card.avg_ttft_s, "ttft_in_flight": card.ttft_in_flight,
         "decode_tokens_per_s": card.decode_tps,
@@ -115,7 +111,7 @@ def summary_json(report: Report) -> Json:
             "model": group.model, "agent": group.agent, "variant": group.variant or None,
             "settings": _settings(group), **_row(row),
             "pass_rate": estimate(pass_rate(task_counts(group.results))),
-            "composite": {"value": card.composite, "run_range": _span(card.composite_span),
+            "composite": {"value": card.composite, "run_range": span_json(card.composite_span),
                           "suites": list(card.composite_suites)},
             # a card keys its suites by their printable name
             "suites": {suite: _suite(card.suites[suite], results)
