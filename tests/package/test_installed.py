@@ -24,6 +24,9 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
                           check=False)
 
 
+BUILT: dict[str, str] = {}  # the fixture's build: its stderr and the wheel's path
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv outside the checkout holding only the built wheel; its dependencies come from
@@ -42,6 +45,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                   str(wheels)], base, env)
     assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("benchrig-*.whl")
+    BUILT.update(stderr=built.stderr, wheel=str(wheel))
     venv = base / "venv"
     made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
     assert made.returncode == 0, made.stderr
@@ -55,6 +59,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "-q", str(wheel)], base, env)
     assert put.returncode == 0, put.stderr
     return venv
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_without_a_deprecation_and_says_its_licence(installed: Path) -> None:
+    """setuptools deprecated the `project.license` table (removal 2027-02-18): the SPDX
+    string builds with no warning and is written as the wheel's License-Expression."""
+    import zipfile
+
+    assert "deprecat" not in BUILT["stderr"].lower(), BUILT["stderr"]
+    with zipfile.ZipFile(BUILT["wheel"]) as wheel:
+        (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = wheel.read(name).decode("utf-8")
+    assert "License-Expression: MIT" in metadata.splitlines()
 
 
 @pytest.mark.slow
