@@ -51,13 +51,13 @@ class AbortAtDeadline:
     def __init__(self, llm: Any, deadline: Deadline) -> None:
         import llama_cpp
 
-        self.llm, self.ends_at, self.fired = llm, deadline.ends_at, False
+        self.llm, self.deadline, self.fired = llm, deadline, False
         self.interrupted = False  # Ctrl-C landed inside the callback (see _unraisable)
         self.callback = llama_cpp.ggml_abort_callback(self._ask)  # kept alive while set
         _hook_unraisable()
 
     def _ask(self, _: Any) -> bool:
-        if time.monotonic() >= self.ends_at:
+        if self.deadline.expired:  # read live: a stopped attempt's deadline ends early
             self.fired = True
         return self.fired or self.interrupted
 
@@ -78,11 +78,12 @@ class AbortAtDeadline:
 
 
 def _hook_unraisable() -> None:
-    """Ctrl-C (or the executor's interrupt of an attempt) arriving while llama.cpp runs the
-    abort callback cannot leave a ctypes callback: Python would print "Exception ignored on
-    calling ctypes callback function" with a traceback and carry on decoding. Taken here
-    instead: the callback's owner is marked, its next call aborts the decode, and the
-    KeyboardInterrupt is raised once the decode has returned (AbortAtDeadline.__exit__)."""
+    """Ctrl-C (an attempt run in the main thread, as scripts/runner.py does) arriving while
+    llama.cpp runs the abort callback cannot leave a ctypes callback: Python would print
+    "Exception ignored on calling ctypes callback function" with a traceback and carry on
+    decoding. Taken here instead: the callback's owner is marked, its next call aborts the
+    decode, and the KeyboardInterrupt is raised once the decode has returned
+    (AbortAtDeadline.__exit__)."""
     import sys
 
     if getattr(sys.unraisablehook, "benchrig_abort", False):
