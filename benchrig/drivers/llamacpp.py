@@ -17,7 +17,13 @@ from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest, Progress
 from benchrig.drivers.toolreply import tool_reply
 from benchrig.local.memory import KV_SOURCE, kv_cache_bytes, rss_bytes, trained_context
-from benchrig.local.model import INSTALL_HINT, default_threads, perf_counters, resolve_model
+from benchrig.local.model import (
+    INSTALL_HINT,
+    default_threads,
+    new_llama,
+    perf_counters,
+    resolve_model,
+)
 from benchrig.metrics import StreamCollector
 from benchrig.needle import TokenCounter
 
@@ -34,10 +40,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
     if key in _LOADED:
         return _LOADED[key], None
     began = time.perf_counter()  # the import is part of the load: it happens once, here
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                verbose=False)
+    llm = new_llama(path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads)
     _LOADED.clear()  # keep one model in memory at a time
     _LOADED[key] = llm
     return llm, time.perf_counter() - began
