@@ -121,6 +121,31 @@ def test_installed_benchrig_runs_from_an_empty_folder(installed: Path, tmp_path:
     assert not any(installed.rglob("results/*.json"))  # nothing written inside the package
 
 
+@pytest.mark.slow
+def test_installed_benchrig_imports_packs_beside_results_never_into_the_package(
+        installed: Path, tmp_path: Path) -> None:
+    """An installed package's folder is not a user's data folder: `benchrig import` writes
+    ./tasks/packs/<pack>/ (beside ./results), and `verify` and `run --pack` find it there."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHRIG_")}
+    benchrig = str(installed / "bin" / "benchrig")
+    sample = ROOT / "tests" / "fixtures" / "packs" / "mbpp-sample.jsonl"
+
+    imported = _run([benchrig, "import", "mbpp", "--from", str(sample)], folder, env)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert not list(installed.rglob("pack.json")), "a pack was written into the package"
+    pack = folder / "tasks" / "packs" / "mbpp"
+    assert (pack / "pack.json").is_file(), sorted(str(p) for p in folder.rglob("*"))
+    verified = _run([benchrig, "verify", "mbpp"], folder, env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert list((pack / ".verify").iterdir())
+    planned = _run([benchrig, "run", "--pack", "mbpp", "--model", "m", "--driver", "replay",
+                    "--provider", str(pack / ".references"), "--dry-run"], folder, env)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "5" in planned.stdout + planned.stderr
+
+
 def test_results_go_to_the_current_folder_when_installed(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Installed, the package's own folder is no place for results: ./results instead."""
@@ -130,6 +155,19 @@ def test_results_go_to_the_current_folder_when_installed(tmp_path: Path,
     monkeypatch.delenv("BENCHRIG_RESULTS_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
     assert paths.results_dir() == tmp_path / "results"
+
+
+def test_imports_go_beside_results_when_installed_and_to_tasks_in_the_checkout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BENCHRIG_TASKS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert paths.imports_dir() == paths.tasks_dir()  # the checkout: tasks/<pack>/ as before
+    site = tmp_path / "site-packages"
+    (site / "benchrig").mkdir(parents=True)
+    monkeypatch.setattr(paths, "ROOT", site)
+    assert paths.imports_dir() == tmp_path / "tasks" / "packs"
+    monkeypatch.setenv("BENCHRIG_TASKS_DIR", str(tmp_path / "mine"))
+    assert paths.imports_dir() == tmp_path / "mine"  # said explicitly: wherever it is
 
 
 def test_results_stay_in_the_checkout_when_run_from_it(monkeypatch: pytest.MonkeyPatch,
