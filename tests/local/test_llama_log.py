@@ -71,3 +71,17 @@ def test_every_llama_is_made_by_new_llama_which_takes_the_log_first() -> None:
     makers = sorted(str(p.relative_to(package)) for p in package.rglob("*.py")
                     if "Llama(" in p.read_text(encoding="utf-8"))
     assert makers == ["local/model.py"]
+
+
+def test_a_run_says_how_many_lines_it_kept_off_the_terminal(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchrig.cli.run import _say_llama_log
+
+    monkeypatch.setitem(llamalog._state, "show", False)
+    monkeypatch.setitem(llamalog._state, "lines", 3)
+    _say_llama_log()
+    assert "llama.cpp logged 3 warning line(s), not shown (BENCHRIG_LLAMA_LOG=1 shows them)" \
+        in capsys.readouterr().err
+    monkeypatch.setitem(llamalog._state, "show", True)  # shown already: nothing more to say
+    _say_llama_log()
+    assert capsys.readouterr().err == ""
