@@ -37,21 +37,26 @@ class LRUCache:
 '''
 
 
-def interrupted(argv: list[str], folder: Path, settle_s: float, first_line: bool = False
-                ) -> tuple[int, str]:
-    """Start `benchrig run argv`, SIGINT it `settle_s` later (after its first verdict line
-    when `first_line`): its attempts are blocked by then. (exit code, stderr)."""
+def interrupted(argv: list[str], folder: Path, *phases: str) -> tuple[int, str]:
+    """Start `benchrig run argv`, SIGINT it once its progress on stderr has shown each of
+    `phases` (an attempt is blocked in that phase by then): (exit code, stderr)."""
     proc = subprocess.Popen([sys.executable, "-m", "benchrig.cli", "run", *argv,
                              "--results-dir", str(folder)], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert proc.stdout is not None
-    if first_line:
-        proc.stdout.readline()
-    time.sleep(settle_s)
+    assert proc.stderr is not None
+    seen: list[str] = []
+    waiting = list(phases)
+    while waiting:
+        line = proc.stderr.readline()
+        assert line, "".join(seen)  # it ended before reaching the phase
+        seen.append(line)
+        while waiting and waiting[0] in line:
+            waiting.pop(0)
+    time.sleep(0.5)  # well inside the blocked call
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    return proc.returncode, err
+    return proc.returncode, "".join(seen) + err
 
 
 def clean(err: str) -> None:
@@ -63,7 +68,8 @@ def clean(err: str) -> None:
 def test_ctrl_c_while_the_driver_waits_on_a_slow_server(tmp_path: Path) -> None:
     with paced(delay_s=120) as url:
         code, err = interrupted(["bat-and-ball", "two-trains", "--model", "a", "--driver",
-                                 "openai", "--provider", url, "--jobs", "2"], tmp_path, 5.0)
+                                 "openai", "--provider", url, "--jobs", "2"], tmp_path,
+                                ": generating")
     assert code == 130, err
     clean(err)
     assert not list(tmp_path.glob("*.json*"))  # nothing in flight is recorded
@@ -74,7 +80,7 @@ def test_ctrl_c_while_a_sandbox_check_runs(tmp_path: Path) -> None:
     answer.write_text(SLEEPER, encoding="utf-8")
     folder = tmp_path / "results"
     code, err = interrupted(["lru-cache", "--model", "oracle", "--driver", "replay",
-                             "--provider", str(answer)], folder, 5.0)
+                             "--provider", str(answer)], folder, ": checking")
     assert code == 130, err
     clean(err)
     assert not list(folder.glob("*.json*"))
@@ -83,8 +89,8 @@ def test_ctrl_c_while_a_sandbox_check_runs(tmp_path: Path) -> None:
 @pytest.mark.model
 def test_ctrl_c_while_the_model_generates_after_a_recorded_attempt(tmp_path: Path) -> None:
     code, err = interrupted(["bat-and-ball", "two-trains", "--model", "smollm2",
-                             "--max-tokens", "4000", "--seed", "1"], tmp_path, 1.0,
-                            first_line=True)
+                             "--max-tokens", "4000", "--seed", "1"], tmp_path,
+                            "[2/2]", ": generating")
     assert code == 130, err
     clean(err)
 
