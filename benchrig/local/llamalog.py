@@ -3,6 +3,7 @@ shown through benchrig.textsafe only when asked for (BENCHRIG_LLAMA_LOG=1)."""
 
 from __future__ import annotations
 
+import _thread
 import logging
 import os
 import threading
@@ -70,5 +71,7 @@ def _take(level: int, text: bytes | None, _user: Any) -> None:
         if show:
             for line in whole:
                 logger.warning("llama.cpp: %s", printable(line))
+    except KeyboardInterrupt:  # Ctrl-C landed here: handed back to run outside the callback
+        _thread.interrupt_main()
     except Exception:
         return  # an exception cannot leave a C callback: it would be printed raw

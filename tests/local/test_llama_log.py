@@ -85,3 +85,21 @@ def test_a_run_says_how_many_lines_it_kept_off_the_terminal(
     monkeypatch.setitem(llamalog._state, "show", True)  # shown already: nothing more to say
     _say_llama_log()
     assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_inside_the_callback_is_handed_back_not_printed_raw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception cannot leave a ctypes callback (Python prints "Exception ignored"): a
+    Ctrl-C landing in it is raised again in the main thread once llama.cpp has returned."""
+    import _thread
+
+    handed: list[bool] = []
+
+    def interrupted(line: str, limit: int = 0) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(llamalog._state, "show", True)
+    monkeypatch.setattr(llamalog, "printable", interrupted)
+    monkeypatch.setattr(_thread, "interrupt_main", lambda: handed.append(True))
+    llamalog._take(3, b"error\n", None)  # returns: nothing raised into C
+    assert handed == [True]
