@@ -405,7 +405,18 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
                       "see the error lines above; fix the cause, then "
                       + (f"resume with {again}" if again else "run it again"))
                 raise Exit(1) from None
+    _say_llama_log()
     return results
+
+
+def _say_llama_log() -> None:
+    """How many warnings llama.cpp logged and BenchRig kept off the terminal (an aborted
+    generation logs a few): counted, never raw (benchrig/local/llamalog.py)."""
+    llamalog = sys.modules.get("benchrig.local.llamalog")  # loaded only with a local model
+    if llamalog is None or not llamalog.lines() or llamalog.shown():
+        return
+    info(f"llama.cpp logged {llamalog.lines()} warning line(s), not shown "
+         f"({llamalog.SHOW_ENV}=1 shows them)")
 
 
 @dataclass(frozen=True)
