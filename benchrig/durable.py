@@ -55,19 +55,18 @@ def _work() -> None:
                 batch.append(_queue.get_nowait())
             except queue.Empty:
                 break
-        folders: set[str] = set()
-        for fd, folder in batch:
-            _sync(fd, folder)
-            folders.add(folder)
-        for folder in folders:  # the rename itself: its folder's entry
-            with contextlib.suppress(OSError):  # a folder removed since: nothing left to keep
-                dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for fd, folder in batch:
+                _sync(fd, folder)
+            for folder in {folder for _, folder in batch}:  # the renames: each folder's entry
                 try:
-                    os.fsync(dir_fd)
-                finally:
-                    os.close(dir_fd)
-        for _ in batch:
-            _queue.task_done()
+                    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+                except OSError:  # a folder removed since: nothing left to keep
+                    continue
+                _sync(dir_fd, folder)
+        finally:  # counted done whatever happened: flush() must never wait forever
+            for _ in batch:
+                _queue.task_done()
 
 
 def _sync(fd: int, folder: str) -> None:
@@ -76,7 +75,8 @@ def _sync(fd: int, folder: str) -> None:
     except OSError as exc:  # the disk failed: said at flush, never silently dropped
         _failed.append(f"{folder}: {exc.strerror or type(exc).__name__}")
     finally:
-        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _at_exit() -> None:
