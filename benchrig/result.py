@@ -18,6 +18,7 @@ from operator import sub
 from pathlib import Path
 from typing import Any
 
+from benchrig import durable
 from benchrig.core.errors import ResultError, UsageError
 from benchrig.record import Record, from_json
 from benchrig.schemas import problems
@@ -66,20 +67,25 @@ def _umask() -> int:
 
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """Write via a temporary file in the same folder and rename: never half a file. `text`
-    may come in pieces (a report's page, made as it is written)."""
+    may come in pieces (a report's page, made as it is written). On the disk (fsync of the
+    file and its folder) in the background, by the process's exit at the latest (`durable`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    kept = -1
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.writelines([text] if isinstance(text, str) else text)
             handle.flush()
-            os.fsync(handle.fileno())
+            kept = os.dup(handle.fileno())  # the written inode, whatever the name holds later
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if kept >= 0:
+            os.close(kept)
         raise
+    durable.later(kept, path.parent)
 
 
 def result_text(result: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "benchrig"
 # docs/architecture.md#layers, bottom first. A module may import its own layer and below.
 LAYERS: list[tuple[str, ...]] = [
-    ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking",
+    ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking", "benchrig.durable",
      "benchrig.streams", "benchrig.trusted", "benchrig.paths",
      "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment"),
     ("benchrig.core",),

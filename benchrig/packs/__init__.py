@@ -19,6 +19,12 @@ REFERENCES = ".references"
 VERIFIED = ".verify"  # `benchrig verify`'s results: they hold the reference answers too
 
 
+def dropped(meta: dict[str, Any]) -> int:
+    """How many assertions the import left out for never touching the candidate."""
+    found = meta.get("checks", {}).get("dropped") if isinstance(meta, dict) else None
+    return sum(n for n in found.values() if type(n) is int) if isinstance(found, dict) else 0
+
+
 def pack_dir(name: str, base: Path | None = None) -> Path:
     """The pack's folder under `base` (default: where imports go, paths.imports_dir)."""
     return (base or imports_dir()) / name
