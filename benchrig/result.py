@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, count
 from operator import sub
@@ -308,10 +308,12 @@ def freeze_loaded() -> None:
     gc.freeze()
 
 
-def load_records(paths: list[Path]) -> Records:
+def load_records(paths: list[Path],
+                 also: Callable[[Path, dict[str, Any]], None] | None = None) -> Records:
     """`load_results` for the views: read and validated the same way, file by file, each
     valid result kept only as its compact record (record.from_json) before the next is read,
-    so memory grows by a record, not a parsed file, per result."""
+    so memory grows by a record, not a parsed file, per result. `also` is handed each valid
+    result whole while it is in hand (the report's drill-downs: no file is read twice)."""
     records: list[Record] = []
     rejected: list[tuple[Path, str]] = []
     with _collector_paused():
@@ -320,4 +322,6 @@ def load_records(paths: list[Path]) -> Records:
                 rejected.append((file, found))
             else:
                 records.append(from_json(found, file))
+                if also is not None:
+                    also(file, found)
     return Records(records, rejected)

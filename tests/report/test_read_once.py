@@ -1,0 +1,55 @@
+"""`report --html` reads each result file once: its drill-downs are made from the same read
+as its record, so a file swapped while the page is being made changes nothing on it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import benchrig.result as result_module
+from tests.helpers.result_sets import attempt, write
+
+# the module: `benchrig.report.build` as an attribute is the package's function of that name
+build_module = importlib.import_module("benchrig.report.build")
+
+
+def test_a_result_swapped_while_the_page_is_made_shows_as_it_was_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack: once the results are read, one file is replaced by another attempt's.
+    The page shows every attempt whole (its evidence) as it was read, and no file is read
+    twice (the drill-downs re-read each file: twice the reading of a 100,000-result report)."""
+    from benchrig.cli.results import report
+
+    folder = write(tmp_path / "results", [
+        attempt("alpha", f"t{i}", "fail", evidence={"stdout": f"mine {i}"}) for i in range(3)])
+    files = sorted(folder.glob("*.json"))
+    reads: Counter[str] = Counter()
+    read = result_module.read_regular
+
+    def counted(file: Path, cap: int, follow: bool = False) -> bytes:
+        reads[Path(file).name] += 1
+        return read(file, cap, follow)
+
+    built = build_module.build
+
+    def swapped(*args: Any, **kwargs: Any) -> Any:  # after the reading, before the page
+        files[0].write_bytes(files[1].read_bytes())
+        return built(*args, **kwargs)
+
+    monkeypatch.setattr(result_module, "read_regular", counted)
+    monkeypatch.setattr(build_module, "build", swapped)
+    page = tmp_path / "report.html"
+    report([folder], html=page, force=False, model=None, suite=None, label=None,
+           since=None, driver=None)
+    text = page.read_text(encoding="utf-8")
+    block = text[text.index('id="benchrig-data">') + 19:]
+    details = json.loads(block[:block.index("</script>")])["details"]
+    shown = sorted(d["evidence"] for d in details)
+    assert [("mine 0" in e, "mine 1" in e, "mine 2" in e) for e in shown] == [
+        (True, False, False), (False, True, False), (False, False, True)]
+    assert reads == Counter({f.name: 1 for f in files})
