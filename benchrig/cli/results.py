@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -166,6 +165,8 @@ def report(
 ) -> None:
     """Write an HTML report: scorecards, pass rates per suite with intervals, TTFT and
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
+    import tempfile
+
     from benchrig.report.viewer import Spool
 
     _may_overwrite(html, force)
