@@ -47,7 +47,7 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
     loaded = load_records(_existing(paths_ or [paths.results_dir()]), also)
-    freeze_loaded()  # the records live until the command ends
+    freeze_loaded(bool(loaded.rejected))  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
     results = selected(loaded.records, filters)
