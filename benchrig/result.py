@@ -29,6 +29,11 @@ EXCERPT_CHARS = 400
 # at most jsonsafe.MAX_DEPTH below `metrics.engine`); a file past either is not one of ours.
 RESULT_CAP = 16 << 20  # bytes
 MAX_NESTING = 100  # arrays and objects inside one another
+# What a view makes beside the reading (load_records' `also`) may leave reference cycles
+# (json's indenting encoder leaves one a call), which the paused collector would keep to the
+# end: the young generation is collected every YOUNG_EVERY files, a walk over what those
+# files left, never over every record.
+YOUNG_EVERY = 1000
 
 
 def utc_now() -> str:
@@ -319,11 +324,13 @@ def load_records(paths: list[Path],
     records: list[Record] = []
     rejected: list[tuple[Path, str]] = []
     with _collector_paused():
-        for file, found in _each(_files(paths)):
+        for index, (file, found) in enumerate(_each(_files(paths)), 1):
             if isinstance(found, str):
                 rejected.append((file, found))
             else:
                 records.append(from_json(found, file))
                 if also is not None:
                     also(file, found)
+            if also is not None and index % YOUNG_EVERY == 0:
+                gc.collect(0)
     return Records(records, rejected)

@@ -191,7 +191,7 @@ class Spool:
 
     def __init__(self, file: IO[bytes]) -> None:
         self._file = file
-        self._at: dict[Path, tuple[int, int]] = {}
+        self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
 
     def add(self, path: Path, result: Json) -> None:
         part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
@@ -199,16 +199,16 @@ class Spool:
             text = orjson.dumps(part)
         except TypeError:  # a lone surrogate (textsafe escapes them: never, but exactly)
             text = json.dumps(part).encode()
-        self._at[path] = (self._file.tell(), len(text))
-        self._file.write(text)
+        self._at[path] = self._file.tell()
+        self._file.write(text + b"\n")  # JSON text holds no raw newline: one line each
 
     def part(self, record: Record) -> Json | None:
         """The record's part, or None when it was not read here (a record made in memory)."""
         found = self._at.get(record.path) if record.path is not None else None
         if found is None:
             return None
-        self._file.seek(found[0])
-        text = self._file.read(found[1])
+        self._file.seek(found)
+        text = self._file.readline()
         self._file.seek(0, os.SEEK_END)
         try:
             part: Json = orjson.loads(text)
