@@ -165,6 +165,7 @@ def report(
 ) -> None:
     """Write an HTML report: scorecards, pass rates per suite with intervals, TTFT and
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
+    import contextlib
     import tempfile
 
     from benchrig.report.viewer import Spool
@@ -172,15 +173,20 @@ def report(
     _may_overwrite(html, force)
     given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
              ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
-    with tempfile.TemporaryFile(prefix="benchrig-drilldowns-") as spooled:
-        spool = Spool(spooled)  # each drill-down made from the one read of its file
-        results = _results(paths_, model, suite, label, since, driver, spool.add)
+    with contextlib.ExitStack() as stack:
+        try:  # each drill-down made from the one read of its file
+            spool = Spool(stack.enter_context(tempfile.TemporaryFile(
+                prefix="benchrig-drilldowns-")))
+        except OSError:  # no temporary file: each drill-down reads its file again
+            spool = None
+        results = _results(paths_, model, suite, label, since, driver,
+                           spool.add if spool else None)
         _write_report(html, results, paths_, spool, "; ".join(given))
     echo(f"{html} ({len(results)} results)")
 
 
 def _write_report(html: Path, results: list[Record], paths_: list[Path] | None,
-                  spool: Spool, filters: str) -> None:
+                  spool: Spool | None, filters: str) -> None:
     """The page written as it is made: never all of it in memory."""
     from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build

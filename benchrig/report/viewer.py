@@ -187,33 +187,55 @@ class Spool:
     read: `result.load_records`' `also`) and kept in a private temporary file, not in
     memory (100,000 attempts' parts are 100 MB and more); read back one at a time as the
     page is written. Keyed by the file it came from; `file`: a private temporary file
-    (tempfile.TemporaryFile), which its caller closes."""
+    (tempfile.TemporaryFile), which its caller closes. A file that fails (a full disk)
+    holds nothing from then on: each drill-down is made by reading its file again."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self._file = file
         self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
+        self._failed = False
 
     def add(self, path: Path, result: Json) -> None:
+        if self._failed:
+            return
         part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
         try:
             text = orjson.dumps(part)
         except TypeError:  # a lone surrogate (textsafe escapes them: never, but exactly)
             text = json.dumps(part).encode()
-        self._at[path] = self._file.tell()
-        self._file.write(text + b"\n")  # JSON text holds no raw newline: one line each
+        try:
+            at = self._file.tell()
+            self._file.write(text + b"\n")  # JSON text holds no raw newline: one line each
+        except OSError:
+            self._fail()
+            return
+        self._at[path] = at
+
+    def _fail(self) -> None:
+        self._failed = True
+        self._at.clear()
 
     def part(self, record: Record) -> Json | None:
-        """The record's part, or None when it was not read here (a record made in memory)."""
+        """The record's part, or None when it is not here (a record made in memory, a
+        spool that failed)."""
         found = self._at.get(record.path) if record.path is not None else None
         if found is None:
             return None
-        self._file.seek(found)
-        text = self._file.readline()
-        self._file.seek(0, os.SEEK_END)
+        try:
+            self._file.seek(found)
+            text = self._file.readline()
+            self._file.seek(0, os.SEEK_END)
+        except OSError:  # a write that failed only when flushed
+            self._fail()
+            return None
         try:
             part: Json = orjson.loads(text)
         except orjson.JSONDecodeError:
-            part = json.loads(text)
+            try:
+                part = json.loads(text)
+            except ValueError:  # cut short by a failed write
+                self._fail()
+                return None
         return part
 
 

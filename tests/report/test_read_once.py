@@ -3,7 +3,9 @@ as its record, so a file swapped while the page is being made changes nothing on
 
 from __future__ import annotations
 
+import errno
 import importlib
+import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -83,3 +85,34 @@ def test_what_a_view_makes_while_reading_does_not_pile_up(
 
     result_module.load_records([folder], also)
     assert most <= 11, f"{most} cycles of 40 files still held while reading"
+
+
+class _FullDisk(io.BytesIO):
+    """A temporary file on a disk that fills after `room` bytes."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def write(self, data: Any) -> int:
+        if self.tell() + len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return super().write(data)
+
+
+def test_a_full_disk_for_the_spool_still_gives_every_drilldown(tmp_path: Path) -> None:
+    """The attack: the temporary file the drill-downs are spooled to fills the disk part way.
+    No exception: the attempts it holds no part of are made by reading their files again,
+    exactly as the spool would have made them."""
+    from benchrig.report.viewer import Spool, payload_parts
+
+    folder = write(tmp_path / "results", [
+        attempt("alpha", f"t{i}", "fail", evidence={"stdout": f"mine {i}"}) for i in range(4)])
+    whole_spool = Spool(io.BytesIO())
+    records = result_module.load_records([folder], whole_spool.add).records
+    full = Spool(_FullDisk(room=1500))
+    result_module.load_records([folder], full.add)
+    expected = list(payload_parts(records, True, spool=whole_spool)["details"])
+    assert list(payload_parts(records, True, spool=full)["details"]) == expected
+    assert list(payload_parts(records, True)["details"]) == expected  # no spool at all
+    assert all("mine" in d["evidence"] for d in expected)
