@@ -316,11 +316,12 @@ def freeze_loaded(refused: bool = True) -> None:
 
 
 def load_records(paths: list[Path],
-                 also: Callable[[Path, dict[str, Any]], None] | None = None) -> Records:
+                 also: Callable[[Record, dict[str, Any]], None] | None = None) -> Records:
     """`load_results` for the views: read and validated the same way, file by file, each
     valid result kept only as its compact record (record.from_json) before the next is read,
     so memory grows by a record, not a parsed file, per result. `also` is handed each valid
-    result whole while it is in hand (the report's drill-downs: no file is read twice)."""
+    result's record and its whole JSON while it is in hand (the report's drill-downs: no
+    file is read twice)."""
     records: list[Record] = []
     rejected: list[tuple[Path, str]] = []
     with _collector_paused():
@@ -328,9 +329,9 @@ def load_records(paths: list[Path],
             if isinstance(found, str):
                 rejected.append((file, found))
             else:
-                records.append(from_json(found, file))
+                records.append(record := from_json(found, file))
                 if also is not None:
-                    also(file, found)
+                    also(record, found)
             if also is not None and index % YOUNG_EVERY == 0:
                 gc.collect(0)
     return Records(records, rejected)

@@ -37,16 +37,22 @@ ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
 
 def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
              label: list[str] | None, since: str | None, driver: list[str] | None,
-             also: Callable[[Path, dict[str, Any]], None] | None = None) -> list[Record]:
+             also: Callable[[Record, dict[str, Any]], None] | None = None) -> list[Record]:
     """The valid results of `paths_` that the filters keep, as the views read them (invalid
     files named on stderr; tasks whose file changed between results warned about); none:
-    exit 1. `also`: each valid result whole, as it is read (result.load_records)."""
+    exit 1. `also`: each valid result the filters keep, its record and its whole JSON, as it
+    is read (result.load_records)."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
     from benchrig.result import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
-    loaded = load_records(_existing(paths_ or [paths.results_dir()]), also)
+    def kept(record: Record, data: dict[str, Any]) -> None:
+        if also is not None and filters.keeps(record):
+            also(record, data)
+
+    loaded = load_records(_existing(paths_ or [paths.results_dir()]),
+                          None if also is None else kept)
     freeze_loaded(bool(loaded.rejected))  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")

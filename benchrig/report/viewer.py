@@ -195,8 +195,8 @@ class Spool:
         self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
         self._failed = False
 
-    def add(self, path: Path, result: Json) -> None:
-        if self._failed:
+    def add(self, record: Record, result: Json) -> None:
+        if self._failed or record.path is None:
             return
         part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
         try:
@@ -209,7 +209,7 @@ class Spool:
         except OSError:
             self._fail()
             return
-        self._at[path] = at
+        self._at[record.path] = at
 
     def _fail(self) -> None:
         self._failed = True

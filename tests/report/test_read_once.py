@@ -78,7 +78,7 @@ def test_what_a_view_makes_while_reading_does_not_pile_up(
     alive: weakref.WeakSet[_Cycle] = weakref.WeakSet()
     most = 0
 
-    def also(_file: Path, _result: dict[str, Any]) -> None:
+    def also(_record: Any, _result: dict[str, Any]) -> None:
         nonlocal most
         alive.add(_Cycle())  # dropped at once: garbage, held only by its own cycle
         most = max(most, len(alive))
@@ -116,3 +116,27 @@ def test_a_full_disk_for_the_spool_still_gives_every_drilldown(tmp_path: Path) -
     assert list(payload_parts(records, True, spool=full)["details"]) == expected
     assert list(payload_parts(records, True)["details"]) == expected  # no spool at all
     assert all("mine" in d["evidence"] for d in expected)
+
+
+def test_a_filtered_report_makes_drilldowns_only_for_what_it_shows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack on the cost: `report --model alpha` over a folder that is mostly another
+    model's. Only the results the filters keep get a drill-down made (it re-read one file per
+    kept attempt before; making every file's would cost more than that)."""
+    from benchrig.cli.results import report
+    from benchrig.report import viewer
+
+    folder = write(tmp_path / "results", [attempt("alpha", "t0", "pass")] + [
+        attempt("beta", f"t{i}", "fail") for i in range(5)])
+    made: list[str] = []
+    real = viewer.result_part
+
+    def counted(result: dict[str, Any], caps: Any = viewer.STATIC) -> dict[str, Any]:
+        made.append(str(result["model"]))
+        return real(result, caps)
+
+    monkeypatch.setattr(viewer, "result_part", counted)
+    page = tmp_path / "report.html"
+    report([folder], html=page, force=False, model=["alpha"], suite=None, label=None,
+           since=None, driver=None)
+    assert made == ["alpha"]
