@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +17,7 @@ from benchrig.ui import error, info, warn
 
 if TYPE_CHECKING:
     from benchrig.record import Record
+    from benchrig.report.viewer import Spool
 
 # The filters of summary, compare and report (benchrig/report/select.py).
 Models = Annotated[list[str] | None, Option("--model", "-m",
@@ -35,17 +37,23 @@ ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
 
 def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
              label: list[str] | None, since: str | None, driver: list[str] | None,
-             ) -> list[Record]:
+             also: Callable[[Record, dict[str, Any]], None] | None = None) -> list[Record]:
     """The valid results of `paths_` that the filters keep, as the views read them (invalid
     files named on stderr; tasks whose file changed between results warned about); none:
-    exit 1."""
+    exit 1. `also`: each valid result the filters keep, its record and its whole JSON, as it
+    is read (result.load_records)."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
     from benchrig.result import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
-    loaded = load_records(_existing(paths_ or [paths.results_dir()]))
-    freeze_loaded()  # the records live until the command ends
+    def kept(record: Record, data: dict[str, Any]) -> None:
+        if also is not None and filters.keeps(record):
+            also(record, data)
+
+    loaded = load_records(_existing(paths_ or [paths.results_dir()]),
+                          None if also is None else kept)
+    freeze_loaded(bool(loaded.rejected))  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
     results = selected(loaded.records, filters)
@@ -163,6 +171,29 @@ def report(
 ) -> None:
     """Write an HTML report: scorecards, pass rates per suite with intervals, TTFT and
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
+    import contextlib
+    import tempfile
+
+    from benchrig.report.viewer import Spool
+
+    _may_overwrite(html, force)
+    given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
+             ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
+    with contextlib.ExitStack() as stack:
+        try:  # each drill-down made from the one read of its file
+            spool = Spool(stack.enter_context(tempfile.TemporaryFile(
+                prefix="benchrig-drilldowns-")))
+        except OSError:  # no temporary file: each drill-down reads its file again
+            spool = None
+        results = _results(paths_, model, suite, label, since, driver,
+                           spool.add if spool else None)
+        _write_report(html, results, paths_, spool, "; ".join(given))
+    echo(f"{html} ({len(results)} results)")
+
+
+def _write_report(html: Path, results: list[Record], paths_: list[Path] | None,
+                  spool: Spool | None, filters: str) -> None:
+    """The page written as it is made: never all of it in memory."""
     from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build
     from benchrig.report.render_html import render_html_parts
@@ -170,10 +201,6 @@ def report(
     from benchrig.report.viewer import read_sidecar_file
     from benchrig.result import write_atomic
 
-    _may_overwrite(html, force)
-    results = _results(paths_, model, suite, label, since, driver)
-    given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
-             ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
     folders = [p if p.is_dir() else p.parent for p in (paths_ or [paths.results_dir()])]
     # keyed by what the result says, not by object: the report works on checked copies
     files = {(r.transcript_file, r.run_id): path
@@ -183,10 +210,9 @@ def report(
         found = files.get((result.transcript_file, result.run_id))
         return None if found is None else read_sidecar_file(found)
 
-    # the page is written as it is made: never all of it in memory
-    write_atomic(html, render_html_parts(build(results, pack_tasks()), "; ".join(given),
-                                         packs=pack_lines(results), sidecar_of=sidecar_of))
-    echo(f"{html} ({len(results)} results)")
+    write_atomic(html, render_html_parts(build(results, pack_tasks()), filters,
+                                         packs=pack_lines(results), sidecar_of=sidecar_of,
+                                         spool=spool))
 
 
 results_group = typer.Typer(no_args_is_help=True,

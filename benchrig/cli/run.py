@@ -248,7 +248,7 @@ def _providers(agents: list[str], given: list[str], models: list[str]
     from benchrig.drivers import known
     from benchrig.execute.plan import LOCAL_PROVIDER, providers
 
-    chosen = providers(agents, given, models, known())
+    chosen = providers(agents, given, models, known)
     for agent, value in chosen.items():
         if value == LOCAL_PROVIDER and value not in given and f"{agent}={value}" not in given:
             info(f"{agent}: provider {value} (the embedded model, served by BenchRig)")

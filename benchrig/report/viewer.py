@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import orjson
 
 from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
@@ -129,27 +132,16 @@ def _json(value: Any, limit: int) -> str:
     return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
 
 
-def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Json:
-    """Everything the drill-down shows of one attempt: from the result, and from its
-    transcript sidecar's lines when the caller read them (prompt, whole answer, thinking,
-    tool calls and turns, agent events); without them, the result's answer excerpt."""
+def result_part(result: Json, caps: Caps = STATIC) -> Json:
+    """What the drill-down shows from the result file itself (its figures the credible
+    ones), bounded by `caps`: made while the file is in hand, so no file is read twice."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
-    sidecar = sidecar or {}
-    whole = sidecar.get("answer")
-    whole = whole if isinstance(whole, str) else str(result.get("answer_excerpt") or "")
     evidence = result.get("evidence") or {}
-    thinking = sidecar.get("thinking")
     return {
         "notes": printable(str(result.get("notes") or "")),
         "error": printable(f"{error.get('kind')}: {error.get('message', '')}"
                            + ("" if counts_against_model(result)
                               else " (not counted against the model)")) if error else "",
-        "prompt": _json(sidecar["prompt"], caps.prompt) if "prompt" in sidecar else "",
-        "answer": printable_lines(whole, caps.answer),  # its code fences kept: highlighted
-        "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
-                                    caps.thinking),
-        "tools": _json(sidecar["tools"], caps.evidence) if sidecar.get("tools") else "",
-        "events": _json(sidecar["events"], caps.evidence) if sidecar.get("events") else "",
         "checks": [[label(d.get("name", "")), bool(d.get("passed")),
                     printable(str(d.get("message", "")), MESSAGE_CAP)]
                    for d in (result.get("checks") or {}).get("details", [])[:200]],
@@ -159,6 +151,92 @@ def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Js
         "run": label(result.get("run_index", "—")),
         "hash": label(result.get("task_hash") or ""),
     }
+
+
+def joined(part: Json, excerpt: str, sidecar: Json | None = None, caps: Caps = SERVED
+           ) -> Json:
+    """The drill-down of one attempt: its `result_part`, and from its transcript sidecar's
+    lines when the caller read them (prompt, whole answer, thinking, tool calls and turns,
+    agent events); without them, the result's answer `excerpt`."""
+    sidecar = sidecar or {}
+    whole = sidecar.get("answer")
+    whole = whole if isinstance(whole, str) else excerpt
+    thinking = sidecar.get("thinking")
+    return {
+        "notes": part["notes"], "error": part["error"],
+        "prompt": _json(sidecar["prompt"], caps.prompt) if "prompt" in sidecar else "",
+        "answer": printable_lines(whole, caps.answer),  # its code fences kept: highlighted
+        "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
+                                    caps.thinking),
+        "tools": _json(sidecar["tools"], caps.evidence) if sidecar.get("tools") else "",
+        "events": _json(sidecar["events"], caps.evidence) if sidecar.get("events") else "",
+        **{key: part[key] for key in ("checks", "metrics", "evidence", "transcript", "run",
+                                      "hash")},
+    }
+
+
+def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Json:
+    """Everything the drill-down shows of one attempt: from the result, and from its
+    transcript sidecar's lines when the caller read them (`joined`)."""
+    return joined(result_part(result, caps), str(result.get("answer_excerpt") or ""),
+                  sidecar, caps)
+
+
+class Spool:
+    """Each attempt's `result_part` for a static page, made as its file is read (the one
+    read: `result.load_records`' `also`) and kept in a private temporary file, not in
+    memory (100,000 attempts' parts are 100 MB and more); read back one at a time as the
+    page is written. Keyed by the file it came from; `file`: a private temporary file
+    (tempfile.TemporaryFile), which its caller closes. A file that fails (a full disk)
+    holds nothing from then on: each drill-down is made by reading its file again."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+        self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
+        self._failed = False
+
+    def add(self, record: Record, result: Json) -> None:
+        if self._failed or record.path is None:
+            return
+        part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
+        try:
+            text = orjson.dumps(part)
+        except TypeError:  # a lone surrogate (textsafe escapes them: never, but exactly)
+            text = json.dumps(part).encode()
+        try:
+            at = self._file.tell()
+            self._file.write(text + b"\n")  # JSON text holds no raw newline: one line each
+        except OSError:
+            self._fail()
+            return
+        self._at[record.path] = at
+
+    def _fail(self) -> None:
+        self._failed = True
+        self._at.clear()
+
+    def part(self, record: Record) -> Json | None:
+        """The record's part, or None when it is not here (a record made in memory, a
+        spool that failed)."""
+        found = self._at.get(record.path) if record.path is not None else None
+        if found is None:
+            return None
+        try:
+            self._file.seek(found)
+            text = self._file.readline()
+            self._file.seek(0, os.SEEK_END)
+        except OSError:  # a write that failed only when flushed
+            self._fail()
+            return None
+        try:
+            part: Json = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            try:
+                part = json.loads(text)
+            except ValueError:  # cut short by a failed write
+                self._fail()
+                return None
+        return part
 
 
 def read_sidecar(lines: list[str]) -> Json:
@@ -242,17 +320,24 @@ def payload(results: list[Record], embed_details: bool,
 
 def payload_parts(results: list[Record], embed_details: bool,
                   sidecar_of: Callable[[Record], Json | None] | None = None,
-                  groups: list[int] | None = None) -> dict[str, Any]:
+                  groups: list[int] | None = None, spool: Spool | None = None
+                  ) -> dict[str, Any]:
     """`payload` with its rows and details as iterators, made one attempt at a time as
-    `island_parts` writes them."""
+    `island_parts` writes them (each from `spool` when it holds the attempt's part)."""
     read = sidecar_of or (lambda _: None)
     # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
     # attempts, those without a pass first: 10,000 of them made a 50 MB page.
     chosen = {id(r) for r in sorted(results, key=lambda r: r.result == "pass")
               [:SIDECAR_ATTEMPTS]}
-    # one attempt's file read again at a time: never every whole result in memory at once
-    details = (detail(whole(r), read(r) if id(r) in chosen else None, STATIC)
-               for r in results)
+
+    def one(r: Record) -> Json:
+        sidecar = read(r) if id(r) in chosen else None
+        part = spool.part(r) if spool is not None else None
+        if part is None:  # one attempt's file read again at a time, never all at once
+            return detail(whole(r), sidecar, STATIC)
+        return joined(part, str(r.answer_excerpt or ""), sidecar, STATIC)
+
+    details = (one(r) for r in results)
     return {"columns": list(COLUMNS),
             "rows": (row(r, not embed_details, None if groups is None else groups[i])
                      for i, r in enumerate(results)),
