@@ -37,6 +37,8 @@ class Point:
     tok_per_s: float | None
     goodput: float | None  # share of requests meeting every SLO
     path: Path | None  # its result file: compare reads the raw samples there (samples_of)
+    slo: str = ""  # the SLOs goodput counts against (`ttft_ms≤500 itl_ms≤50`), printable
+    index: int | None = None  # its place in the results given to `curves` (the browser's row)
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,12 @@ class Curve:
         if run_label:
             parts.append(f"[{label(run_label)}]")
         return " · ".join(parts)
+
+    @property
+    def slo(self) -> str:
+        """The SLOs its goodput counts against ("" when none was given; each level's, `/`
+        between, when they differ)."""
+        return " / ".join(dict.fromkeys(p.slo for p in self.points if p.slo))
 
     def knee(self) -> float | None:
         """The first level reaching KNEE_SHARE of the best request throughput (three levels
@@ -85,7 +93,17 @@ def _p(figures: Any, name: str) -> float | None:
     return _num(figures.get(name)) if isinstance(figures, dict) else None
 
 
-def _point(load: Mapping[str, Any], path: Path | None) -> Point | None:
+def slo_text(goodput: Any) -> str:
+    """A level's SLOs as `name≤limit` pairs (names printable, limits finite), "" when none."""
+    slo = goodput.get("slo") if isinstance(goodput, dict) else None
+    if not isinstance(slo, dict):
+        return ""
+    return " ".join(f"{label(name)}≤{limit:g}" for name, value in sorted(slo.items(), key=str)
+                    if (limit := finite(value)) is not None)
+
+
+def _point(load: Mapping[str, Any], path: Path | None, index: int | None = None
+           ) -> Point | None:
     level = _num(load.get("concurrency") if load.get("mode") == "concurrency"
                  else load.get("rate"))
     if level is None:
@@ -96,7 +114,8 @@ def _point(load: Mapping[str, Any], path: Path | None) -> Point | None:
                  _p(ttft, "p50"), _p(ttft, "p99"), _p(itl, "p50"), _p(itl, "p99"),
                  _p(e2e, "p50"), _p(e2e, "p99"), _num(load.get("request_throughput")),
                  _num(load.get("output_tokens_per_s")),
-                 _p(goodput, "share") if isinstance(goodput, dict) else None, path)
+                 _p(goodput, "share") if isinstance(goodput, dict) else None, path,
+                 slo_text(goodput), index)
 
 
 def samples_of(point: Point) -> dict[str, list[float]]:
@@ -123,11 +142,11 @@ def load_levels(results: Iterable[Mapping[str, Any]]) -> list[Record]:
 def curves(results: Iterable[Mapping[str, Any]]) -> list[Curve]:
     """The load results as curves; a level measured twice shows its latest result."""
     found: dict[tuple[str, ...], dict[float, tuple[str, Point]]] = {}
-    for r in load_levels(results):
-        load = (r.evidence or {}).get("load")
+    for index, r in enumerate(as_records(results)):
+        load = (r.evidence or {}).get("load") if r.suite == "load" else None
         if not isinstance(load, dict):
             continue
-        point = _point(load, r.path)
+        point = _point(load, r.path, index)
         if point is None:
             continue
         key = (r.task, r.model, r.driver, r.provider or "", r.label or "",
@@ -181,6 +200,8 @@ def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
         lines.append(f"  TTFT p50 {spark([p.ttft_p50 for p in curve.points])}  "
                      f"TTFT p99 {spark([p.ttft_p99 for p in curve.points])}  "
                      f"tok/s {spark([p.tok_per_s for p in curve.points])}")
+        if curve.slo:
+            lines.append(f"  goodput: the share of requests meeting {curve.slo}")
     if lines:
         lines += ["", "Latencies in ms (ITL per token, a multi-token chunk spread over its "
                   "tokens); ◆ on the latency–throughput frontier (no level has more tok/s "
@@ -200,6 +221,8 @@ def markdown_curves(results: Iterable[Mapping[str, Any]]) -> str:
         lines += ["", f"### Load · {text(curve.name)} · by {text(curve.mode)}", "",
                   *header(HEADERS), *(row(_row(p, curve, knee, frontier))
                                       for p in curve.points)]
+        if curve.slo:
+            lines += ["", f"Goodput: the share of requests meeting {text(curve.slo)}."]
     return "\n".join(["## Load", *lines]) + "\n" if lines else ""
 
 
@@ -218,7 +241,8 @@ def json_curves(results: Iterable[Mapping[str, Any]]) -> list[Json]:
                         "itl_ms": {"p50": p.itl_p50, "p99": p.itl_p99},
                         "e2e_ms": {"p50": p.e2e_p50, "p99": p.e2e_p99},
                         "request_throughput": p.req_per_s, "output_tokens_per_s": p.tok_per_s,
-                        "goodput_share": p.goodput, "frontier": p.level in frontier}
+                        "goodput_share": p.goodput, "goodput_slo": p.slo or None,
+                        "frontier": p.level in frontier}
                        for p in curve.points]})
     return made
 

@@ -136,3 +136,49 @@ def test_the_per_attempt_csv_lists_attempts_not_levels() -> None:
     answered = [attempt("m", "t1", "pass", agent="openai")]
     both = render([*answered, level(1, 1.0, 10)], "csv", per_attempt=True)
     assert both == render(answered, "csv", per_attempt=True)
+
+
+def test_the_csv_summary_has_the_load_levels_and_no_formula_from_names() -> None:
+    """`summary --format csv` over load levels was the models' header alone: the levels
+    were lost. They are their own table (one row per level, knee and frontier marked),
+    alone for levels only, after a blank line beside attempts; names cannot start a
+    formula or carry control characters."""
+    import csv
+    import io
+
+    from benchrig.report import render
+
+    hostile = "=HYPERLINK(\"http://evil\")\x1b[2J"
+    levels = [level(1, 1.0, 10, model=hostile), level(2, 2.0, 12, model=hostile),
+              level(4, 3.9, 20, model=hostile)]
+    levels[2]["evidence"]["load"]["goodput"] = {"slo": {"ttft_ms": 500.0, "itl_ms": 50},
+                                                "requests": 3, "share": 0.75, "per_s": 3.0}
+    rows = list(csv.DictReader(io.StringIO(render(levels, "csv"))))
+    assert [r["level"] for r in rows] == ["1", "2", "4"]
+    assert rows[0]["model"].startswith("'=") and "\x1b" not in rows[0]["model"]
+    assert rows[1]["ttft_p99_ms"] == "12.000" and rows[1]["request_throughput"] == "2.000"
+    assert rows[2]["knee"] == "true" and rows[2]["frontier"] == "true"
+    assert rows[2]["goodput_share"] == "0.750" and rows[2]["goodput_slo"] == "itl_ms≤50 ttft_ms≤500"
+    answered = [attempt("m", "t1", "pass", agent="openai")]
+    both = render([*answered, *levels], "csv")
+    models, load = both.split("\n\n")
+    assert models + "\n" == render(answered, "csv")
+    assert [r["level"] for r in csv.DictReader(io.StringIO(load))] == ["1", "2", "4"]
+
+
+def test_every_summary_names_the_slos_goodput_counts_against() -> None:
+    import json
+
+    from benchrig.report import render
+
+    levels = [level(1, 1.0, 10), level(2, 2.0, 12)]
+    for lv in levels:
+        lv["evidence"]["load"]["goodput"] = {"slo": {"ttft_ms\x1b[2J": 500.0}, "requests": 4,
+                                             "share": 1.0, "per_s": 1.0}
+    text = render(levels, "table")
+    assert "goodput: the share of requests meeting ttft_ms\\x1b[2J≤500" in text
+    assert "\x1b" not in text
+    markdown = render(levels, "markdown")
+    assert "meeting ttft" in markdown and "\x1b" not in markdown
+    curve, = json.loads(render(levels, "json"))["load"]
+    assert curve["levels"][0]["goodput_slo"] == "ttft_ms\\x1b[2J≤500"
