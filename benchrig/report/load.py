@@ -186,6 +186,12 @@ def _row(p: Point, curve: Curve, knee: float | None, frontier: set[float]) -> li
             "—" if p.goodput is None else f"{p.goodput * 100:.0f}%", marks.strip()]
 
 
+def table_rows(curve: Curve) -> list[list[str]]:
+    """A curve's table rows as every view shows them (HEADERS' columns)."""
+    knee, frontier = curve.knee(), curve.frontier()
+    return [_row(p, curve, knee, frontier) for p in curve.points]
+
+
 def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
     """The load curves as text (empty when there are none): a table per curve, ms and per
     second, the knee and the frontier marked, then one-line curves of TTFT and throughput."""

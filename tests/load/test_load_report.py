@@ -182,3 +182,22 @@ def test_every_summary_names_the_slos_goodput_counts_against() -> None:
     assert "meeting ttft" in markdown and "\x1b" not in markdown
     curve, = json.loads(render(levels, "json"))["load"]
     assert curve["levels"][0]["goodput_slo"] == "ttft_ms\\x1b[2J≤500"
+
+
+def test_a_levels_drill_down_shows_figures_not_its_raw_samples() -> None:
+    """A level's 4 × 4,000 raw samples filled the drill-down's evidence cap before any
+    figure; hostile figures (text, NaN) show as —, never as what the file wrote."""
+    from benchrig.report.viewer import detail, payload
+
+    lv = level(1, 1.0, 10)
+    lv["evidence"]["load"]["samples"] = {"ttft_ms": [1.0] * 4000}
+    lv["evidence"]["load"]["request_throughput"] = "<b>fast</b>"
+    lv["evidence"]["load"]["ttft_ms"]["p99"] = float("nan")
+    found = detail(lv)
+    assert "samples" not in found["evidence"] and '"requests"' in found["evidence"]
+    facts = dict(found["load"]["facts"])
+    assert facts["request throughput (req/s)"] == "—" and facts["level"] == "concurrency 1"
+    assert found["load"]["figures"][0] == ["TTFT ms", "4", "5", "10", "—", "1"]
+    assert detail(attempt("m", "t", "pass"))["load"] is None
+    curve, = payload([from_json(lv), from_json(level(2, 2.0, 12))], False)["load"]
+    assert curve["members"] == [0, 1] and curve["rows"][1][0] == "2"
