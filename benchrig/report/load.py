@@ -291,31 +291,102 @@ def thinned(values: Sequence[float]) -> list[float]:
     return [values[int(i * step)] for i in range(BOOTSTRAP_SAMPLES)]
 
 
-def render_compare(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]],
-                   names: tuple[str, str], seed: int = 0) -> str:
-    """Two sides' load curves level by level (same task and mode): p50 and p99 of TTFT, ITL
-    and E2E with the difference B − A and its 95 % bootstrap interval (each side's samples,
-    at most BOOTSTRAP_SAMPLES evenly spaced, resampled on their own, seeded); empty when a
-    side has no load results."""
+@dataclass(frozen=True)
+class Shift:
+    """One figure's percentile on both sides of a shared level, B − A and its interval."""
+
+    figure: str  # ttft_ms, itl_ms or e2e_ms
+    q: int
+    a: float | None
+    b: float | None
+    span: tuple[float, float] | None  # 95 % bootstrap interval of B − A
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+
+@dataclass(frozen=True)
+class SharedLevel:
+    """A level both sides measured: each side's point and the shifts of its percentiles."""
+
+    level: float
+    a: Point
+    b: Point
+    shifts: tuple[Shift, ...]
+
+
+def compared(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]], seed: int = 0
+             ) -> list[tuple[tuple[str, str], list[SharedLevel]]]:
+    """Per (task, mode) both sides swept, their shared levels: p50 and p99 of TTFT, ITL and
+    E2E with B − A and its 95 % bootstrap interval (each side's samples, at most
+    BOOTSTRAP_SAMPLES evenly spaced, resampled on their own, seeded)."""
     left = {(c.key[0], c.mode): c for c in curves(a)}
     right = {(c.key[0], c.mode): c for c in curves(b)}
-    lines: list[str] = []
+    made = []
     for key in sorted(set(left) & set(right)):
         pa = {p.level: p for p in left[key].points}
         pb = {p.level: p for p in right[key].points}
-        lines += ["", f"Load · {label(key[0])} · by {key[1]}: {label(names[1])} − "
-                  f"{label(names[0])} (95 % bootstrap interval)"]
+        levels = []
         for level in sorted(set(pa) & set(pb)):
-            cells = []
             sa, sb = samples_of(pa[level]), samples_of(pb[level])  # one level's, then freed
-            for name, shown in FIGURES:
+            shifts = []
+            for name, _ in FIGURES:
                 xa, xb = sa.get(name, []), sb.get(name, [])
                 spans = difference_intervals(thinned(xa), thinned(xb), (50, 99), seed)
-                for q in (50, 99):
-                    span = spans.get(q)
-                    low, high = percentile(xa, q), percentile(xb, q)
-                    cells.append(f"{shown} p{q} " + ("—" if span is None or low is None
-                                                     or high is None else
-                                 f"{high - low:+.1f} [{span[0]:+.1f}, {span[1]:+.1f}] ms"))
-            lines.append(f"  {level:g}: " + " · ".join(cells))
+                shifts += [Shift(name, q, percentile(xa, q), percentile(xb, q), spans.get(q))
+                           for q in (50, 99)]
+            levels.append(SharedLevel(level, pa[level], pb[level], tuple(shifts)))
+        made.append((key, levels))
+    return made
+
+
+def _pair(a: float | None, b: float | None, shown: Any) -> str:
+    return f"{shown(a)} → {shown(b)}"
+
+
+def render_compare(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]],
+                   names: tuple[str, str], seed: int = 0) -> str:
+    """Two sides' load curves level by level (same task and mode, `compared`): B − A of
+    the p50 and p99 of TTFT, ITL and E2E with its 95 % bootstrap interval, then each
+    side's request and token throughput and goodput; empty when a side has no load
+    results."""
+    shown = dict(FIGURES)
+    lines: list[str] = []
+    for key, levels in compared(a, b, seed):
+        lines += ["", f"Load · {label(key[0])} · by {key[1]}: {label(names[1])} − "
+                  f"{label(names[0])} (95 % bootstrap interval); A → B"]
+        for lv in levels:
+            cells = [f"{shown[s.figure]} p{s.q} " + (
+                "—" if s.span is None or s.difference is None else
+                f"{s.difference:+.1f} [{s.span[0]:+.1f}, {s.span[1]:+.1f}] ms")
+                for s in lv.shifts]
+            lines.append(f"  {lv.level:g}: " + " · ".join(cells))
+            lines.append(f"  {' ' * len(f'{lv.level:g}')}  req/s "
+                         f"{_pair(lv.a.req_per_s, lv.b.req_per_s, _rate)} · tok/s "
+                         f"{_pair(lv.a.tok_per_s, lv.b.tok_per_s, _rate)} · goodput "
+                         f"{_pair(lv.a.goodput, lv.b.goodput, _share)}"
+                         + (f" ({lv.a.slo or '—'} / {lv.b.slo or '—'})"
+                            if lv.a.slo or lv.b.slo else ""))
     return "\n".join(lines[1:]) + "\n" if lines else ""
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.0f}%"
+
+
+def json_compare(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]],
+                 seed: int = 0) -> list[Json]:
+    """`compared` for `compare --format json`: per (task, mode), per shared level, each
+    side's throughput and goodput, and each percentile's A, B, B − A and interval."""
+    def side(p: Point) -> Json:
+        return {"request_throughput": p.req_per_s, "output_tokens_per_s": p.tok_per_s,
+                "goodput_share": p.goodput, "goodput_slo": p.slo or None}
+
+    return [{"task": key[0], "mode": key[1], "levels": [
+        {"level": lv.level, "a": side(lv.a), "b": side(lv.b),
+         "percentiles": [{"figure": s.figure, "q": s.q, "a": s.a, "b": s.b,
+                          "difference": s.difference,
+                          "interval": None if s.span is None else list(s.span)}
+                         for s in lv.shifts]} for lv in levels]}
+        for key, levels in compared(a, b, seed)]

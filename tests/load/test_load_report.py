@@ -201,3 +201,47 @@ def test_a_levels_drill_down_shows_figures_not_its_raw_samples() -> None:
     assert detail(attempt("m", "t", "pass"))["load"] is None
     curve, = payload([from_json(lv), from_json(level(2, 2.0, 12))], False)["load"]
     assert curve["members"] == [0, 1] and curve["rows"][1][0] == "2"
+
+
+def _two_sides(tmp_path: Path) -> Path:
+    sides = []
+    for name, scale in (("a", 1.0), ("b", 2.0)):
+        levels = [level(c, rps * scale, p99 * scale, run_label=name)
+                  for c, rps, p99 in ((1, 1.0, 10.0), (2, 2.0, 12.0))]
+        for lv in levels:
+            lv["evidence"]["load"]["goodput"] = {"slo": {"ttft_ms": 500}, "requests": 2,
+                                                 "share": 0.5 * scale, "per_s": 1.0}
+        sides += levels
+    return write(tmp_path / "r", sides)
+
+
+def test_compare_shows_each_sides_throughput_and_goodput(tmp_path: Path) -> None:
+    """`compare` showed only latency shifts: the curve's other half (request and token
+    throughput, goodput against its SLOs) was in no comparison of two runtimes."""
+    from tests.conftest import benchrig
+
+    folder = _two_sides(tmp_path)
+    ran = benchrig("compare", "a", "b", str(folder), results_dir=tmp_path)
+    assert ran.code == 0, ran.stderr
+    assert "TTFT p50 +7.5" in ran.stdout
+    assert "req/s 2.00 → 4.00 · tok/s 20.00 → 40.00 · goodput 50% → 100% " \
+           "(ttft_ms≤500 / ttft_ms≤500)" in ran.stdout
+
+
+def test_compare_json_has_the_load_levels(tmp_path: Path) -> None:
+    """`compare --format json` over load levels gave only the attempts' (none): the levels
+    were lost. They are a `load` key: per shared level each side and each percentile."""
+    import json
+
+    from tests.conftest import benchrig
+
+    folder = _two_sides(tmp_path)
+    ran = benchrig("compare", "a", "b", str(folder), "--format", "json",
+                   results_dir=tmp_path)
+    assert ran.code == 0, ran.stderr
+    curve, = json.loads(ran.stdout)["load"]
+    assert (curve["task"], curve["mode"]) == ("t", "concurrency")
+    one, two = curve["levels"]
+    assert two["a"]["request_throughput"] == 2.0 and two["b"]["goodput_share"] == 1.0
+    ttft50 = next(p for p in one["percentiles"] if (p["figure"], p["q"]) == ("ttft_ms", 50))
+    assert ttft50["difference"] == 7.5 and len(ttft50["interval"]) == 2
