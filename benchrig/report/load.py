@@ -269,7 +269,24 @@ def html_curves(results: Iterable[Mapping[str, Any]], width: int = 360) -> list[
                             for x, y in values if y is not None)
 
         knee, frontier = curve.knee(), curve.frontier()
+        # the latency–throughput plane: tok/s across, E2E p99 up, the frontier joined
+        plane = [p for p in points if p.tok_per_s is not None and p.e2e_p99 is not None]
+        top_e2e = max((p.e2e_p99 or 0.0 for p in plane), default=0.0) or 1.0
+
+        def at(p: Point, top_tok: float = top_tok, top_e2e: float = top_e2e
+               ) -> tuple[float, float]:
+            return (40 + (p.tok_per_s or 0.0) / top_tok * width,
+                    190 - (p.e2e_p99 or 0.0) / top_e2e * 170)
+
         made.append({
+            "top_e2e": f"{top_e2e:.0f}", "slo": curve.slo,
+            "plane": [{"x": f"{at(p)[0]:.1f}", "y": f"{at(p)[1]:.1f}",
+                       "on": p.level in frontier,
+                       "title": f"{p.level:g}: {_rate(p.tok_per_s)} tok/s, E2E p99 "
+                                f"{_ms(p.e2e_p99)} ms"} for p in plane],
+            "frontier": " ".join(f"{at(p)[0]:.1f},{at(p)[1]:.1f}" for p in sorted(
+                (p for p in plane if p.level in frontier),
+                key=lambda p: p.tok_per_s or 0.0)),
             "name": curve.name, "mode": curve.mode, "top_x": f"{top_x:g}",
             "top_ms": f"{top_ms:.0f}", "top_tok": f"{top_tok:.0f}",
             "ttft_p50": path([(p.level, p.ttft_p50) for p in points], top_ms),

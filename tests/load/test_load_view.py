@@ -80,6 +80,12 @@ def test_a_static_report_lists_each_level_and_opens_it_to_its_curve(
     driver.get(page.as_uri())
     assert driver.find_element("tag name", "html").get_attribute("data-viewer") == "ready"
     assert _count(driver).startswith("5 of 5")
+    # the report's load section: the latency–throughput plane, its frontier, the SLOs
+    plane = driver.find_element("css selector", "svg[data-chart=frontier]")
+    assert len(plane.find_elements("css selector", "circle")) == 3
+    assert plane.find_element("css selector", "polyline").get_attribute("points").count(",") == 3
+    slo = driver.find_element("css selector", "[data-slo]").text
+    assert "goodput: the share of requests meeting" in slo and "gnp.exe" in slo
     panel = _open_level(driver, "4")
     _check_level(driver, panel)
     _shot(driver, "viewer-load-level.png")
