@@ -11,7 +11,7 @@ from typing import Any
 
 from benchrig.jsonsafe import finite
 from benchrig.load.stats import difference_intervals, percentile
-from benchrig.record import Record, as_records
+from benchrig.record import as_records
 from benchrig.textsafe import label
 
 KNEE_SHARE = 0.9  # the knee: the first level reaching this share of the best throughput
@@ -132,11 +132,6 @@ def samples_of(point: Point) -> dict[str, list[float]]:
         return {}
     return {k: [x for x in v if finite(x) is not None] for k, v in found.items()
             if isinstance(v, list)}
-
-
-def load_levels(results: Iterable[Mapping[str, Any]]) -> list[Record]:
-    """The load suite's results (a level each); the other views leave them out."""
-    return [r for r in as_records(results) if r.suite == "load"]
 
 
 def curves(results: Iterable[Mapping[str, Any]]) -> list[Curve]:
