@@ -138,14 +138,23 @@ def compare(
     results = _results(paths_, None, suite, None, since, None)
     # a sweep's levels are not attempts: never paired for a pass rate, compared apart
     attempts, levels = attempts_only(results), levels_only(results)
-    if format_ == "json" or not levels or attempts:
+    sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]
+    if format_ == "json" and levels:  # the load levels side by side: their own key
+        import json
+
+        from benchrig.report.load import json_compare
+
+        paired = json.loads(comparing.render_json(comparing.compare(attempts, a, b))) \
+            if attempts else {"a": a, "b": b}
+        echo(json.dumps({**paired, "load": json_compare(sides[0], sides[1])}, indent=2,
+                        allow_nan=False) + "\n", nl=False)
+    elif format_ == "json" or not levels or attempts:
         found = comparing.compare(attempts, a, b)
         render = comparing.render_json if format_ == "json" else comparing.render_text
         echo(render(found), nl=False)
     if format_ == "table" and levels:  # the load levels side by side
         from benchrig.report.load import render_compare
 
-        sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]
         shown = render_compare(sides[0], sides[1], (a, b))
         echo(("\n" if attempts else "") + shown if shown else "", nl=False)
 

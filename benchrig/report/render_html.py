@@ -221,8 +221,10 @@ def _data(report: Report, sidecar_of: Callable[[Record], Json | None] | None,
     (the details' result parts from `spool` where it holds them: files read once)."""
     groups = report.groups
     table = task_table(groups)
-    return {**payload_parts([r for g in groups for r in g.results], True, sidecar_of,
-                            [i for i, g in enumerate(groups) for _ in g.results], spool),
+    # a sweep's levels are results too: listed after the attempts, in no model row
+    rows: list[int | None] = [i for i, g in enumerate(groups) for _ in g.results]
+    return {**payload_parts([r for g in groups for r in g.results] + report.levels, True,
+                            sidecar_of, rows + [None] * len(report.levels), spool),
             "served": False,
             "pins": {"groups": [label(f"{g.name} · {g.agent}") for g in groups],
                      "tasks": [[label(s), label(t)] for s, t in table.tasks]}}

@@ -17,6 +17,7 @@ from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
 from benchrig.record import Record, to_json
 from benchrig.report.disagreed import disagreement
+from benchrig.report.facets import facet
 from benchrig.result import Unreadable, read_valid
 from benchrig.textsafe import label, printable, printable_lines
 
@@ -128,6 +129,49 @@ def _metrics(metrics: Json) -> list[list[str]]:
     return rows
 
 
+LEVEL_FIGURES = (("ttft_ms", "TTFT ms"), ("itl_ms", "ITL ms"), ("e2e_ms", "E2E ms"),
+                 ("tokens_per_s", "tok/s per request"))
+
+
+def _figure(value: Any) -> str:
+    """One of a level's figures as shown: a finite number, else — (the file is outside
+    text: a string or NaN there is not a figure)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
+            or value in (float("inf"), float("-inf")):
+        return "—"
+    return f"{value:.6g}"
+
+
+def level_detail(load: Any) -> Json | None:
+    """A load level's figures for its drill-down (None when `load` is not a level's
+    `evidence.load`): its facts (level, requests, errors, throughput, goodput and its
+    SLOs) and each distribution's n, p50, p90, p99 and mean, every text made printable."""
+    if not isinstance(load, dict):
+        return None
+    from benchrig.report.load import slo_text
+
+    mode = _name(str(load.get("mode")))
+    goodput = load.get("goodput") if isinstance(load.get("goodput"), dict) else None
+    level = load.get("concurrency" if mode == "concurrency" else "rate")
+    facts = [["level", f"{mode} {_figure(level)}"],
+             ["requests", _figure(load.get("requests"))],
+             ["completed", _figure(load.get("completed"))],
+             ["errors", _figure(load.get("errors"))],
+             ["request throughput (req/s)", _figure(load.get("request_throughput"))],
+             ["output tokens/s", _figure(load.get("output_tokens_per_s"))],
+             ["duration (s)", _figure(load.get("duration_s"))]]
+    if goodput is not None:
+        facts.append(["goodput (share meeting the SLOs)", _figure(goodput.get("share"))])
+        facts.append(["SLOs", printable(slo_text(goodput), MESSAGE_CAP) or "—"])
+    figures = []
+    for key, shown in LEVEL_FIGURES:
+        value = load.get(key)
+        found: Json = value if isinstance(value, dict) else {}
+        figures.append([shown, *(_figure(found.get(k)) for k in ("n", "p50", "p90", "p99",
+                                                                 "mean"))])
+    return {"facts": facts, "figures": figures}
+
+
 def _json(value: Any, limit: int) -> str:
     return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
 
@@ -137,6 +181,9 @@ def result_part(result: Json, caps: Caps = STATIC) -> Json:
     ones), bounded by `caps`: made while the file is in hand, so no file is read twice."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
     evidence = result.get("evidence") or {}
+    load = evidence.get("load") if isinstance(evidence, dict) else None
+    if isinstance(load, dict) and "samples" in load:  # thousands of numbers: not the cap's
+        evidence = {**evidence, "load": {k: v for k, v in load.items() if k != "samples"}}
     return {
         "notes": printable(str(result.get("notes") or "")),
         "error": printable(f"{error.get('kind')}: {error.get('message', '')}"
@@ -147,6 +194,7 @@ def result_part(result: Json, caps: Caps = STATIC) -> Json:
                    for d in (result.get("checks") or {}).get("details", [])[:200]],
         "metrics": _metrics(result.get("metrics") or {}),
         "evidence": _json(evidence, caps.evidence) if evidence else "",
+        "load": level_detail(load) if facet(str(result.get("suite"))).levels else None,
         "transcript": label(result.get("transcript_file") or ""),
         "run": label(result.get("run_index", "—")),
         "hash": label(result.get("task_hash") or ""),
@@ -170,7 +218,7 @@ def joined(part: Json, excerpt: str, sidecar: Json | None = None, caps: Caps = S
                                     caps.thinking),
         "tools": _json(sidecar["tools"], caps.evidence) if sidecar.get("tools") else "",
         "events": _json(sidecar["events"], caps.evidence) if sidecar.get("events") else "",
-        **{key: part[key] for key in ("checks", "metrics", "evidence", "transcript", "run",
+        **{key: part[key] for key in ("checks", "metrics", "evidence", "load", "transcript", "run",
                                       "hash")},
     }
 
@@ -307,9 +355,20 @@ def read_sidecar_file(path: Path) -> Json:
         return {}
 
 
+def load_curves(results: list[Record]) -> list[Json]:
+    """The load sweeps among `results` as the browser lists them: per curve its name, its
+    table (report.load's rows: knee, frontier, goodput) and each level's row index, so a
+    level opens to its figures and its curve's other levels."""
+    from benchrig.report.load import HEADERS, curves, table_rows
+
+    return [{"name": curve.name, "mode": _name(curve.mode), "slo": curve.slo,
+             "headers": list(HEADERS), "rows": table_rows(curve),
+             "members": [p.index for p in curve.points]} for curve in curves(results)]
+
+
 def payload(results: list[Record], embed_details: bool,
             sidecar_of: Callable[[Record], Json | None] | None = None,
-            groups: list[int] | None = None) -> Json:
+            groups: list[int | None] | None = None) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
     sends them on demand), from the transcript sidecars where `sidecar_of` reads them
     (`groups`: each result's model row in the report, for the heat map's links)."""
@@ -320,7 +379,7 @@ def payload(results: list[Record], embed_details: bool,
 
 def payload_parts(results: list[Record], embed_details: bool,
                   sidecar_of: Callable[[Record], Json | None] | None = None,
-                  groups: list[int] | None = None, spool: Spool | None = None
+                  groups: list[int | None] | None = None, spool: Spool | None = None
                   ) -> dict[str, Any]:
     """`payload` with its rows and details as iterators, made one attempt at a time as
     `island_parts` writes them (each from `spool` when it holds the attempt's part)."""
@@ -341,6 +400,7 @@ def payload_parts(results: list[Record], embed_details: bool,
     return {"columns": list(COLUMNS),
             "rows": (row(r, not embed_details, None if groups is None else groups[i])
                      for i, r in enumerate(results)),
+            "load": load_curves(results),
             "caps": vars(STATIC) if embed_details else vars(SERVED),
             "details": details if embed_details else None,
             "sidecars": min(len(results), SIDECAR_ATTEMPTS) if embed_details
