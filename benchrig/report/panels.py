@@ -8,6 +8,7 @@ import dataclasses
 
 from benchrig.record import Record
 from benchrig.report.cards import SuiteCard
+from benchrig.report.chart import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.context import (
     ContextFigures,
     StepFigures,
@@ -20,7 +21,6 @@ from benchrig.report.context import (
 from benchrig.report.grouping import Group
 from benchrig.report.panel import Json, Panel, Wide, high, low, number, panel, span_json
 from benchrig.report.phrases import pct, rate_text, seconds, span
-from benchrig.report.render_html import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.scorecard import speed_figures
 from benchrig.report.tooluse import (
     TOOL_COUNTS,

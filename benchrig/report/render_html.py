@@ -14,7 +14,6 @@ import datetime as dt
 import functools
 import hashlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
 from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
+from benchrig.report.chart import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.facets import facet, in_order, registered
 from benchrig.report.grouping import Group
@@ -37,19 +37,6 @@ from benchrig.report.stats import Estimate, pass_rate
 from benchrig.report.viewer import Spool, island_parts, payload_parts
 from benchrig.textsafe import label, printable
 
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")
-CHART_WIDTH = 360  # pixels of the longest bar
-ROW = 16  # pixels per bar
-
-
-def colour(index: int) -> str:
-    """A series' colour: the palette's ten, then hues a golden angle apart, so that no two
-    of any number of series share one (the palette repeated after ten)."""
-    if index < len(PALETTE):
-        return PALETTE[index]
-    return f"hsl({(index * 137.508) % 360:.1f},65%,{45 + (index % 3) * 8}%)"
-
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
@@ -59,19 +46,6 @@ def _interval(found: Estimate | None) -> str:
     if found is None or found.low is None or found.high is None:
         return ""
     return f"[{found.low * 100:.1f}–{found.high * 100:.1f}]"
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One bar of a chart, in pixels, with its label and the figure it shows."""
-
-    y: int
-    width: float
-    label: str
-    text: str
-    colour: str
-    low: float | None = None  # the interval's ends, in pixels
-    high: float | None = None
 
 
 def _by_suite(group: Group, card: ModelCard) -> dict[str, Estimate | None]:
