@@ -153,8 +153,10 @@ test: install sandbox-tools browser lint agents-all
 	$(BIN)/pytest
 
 # Under a minute on 2 cores; still every package (tests/README.md says what is left out).
+# Two xdist workers (pytest-xdist, in the dev extra): most of the lane's time is waits (a
+# subprocess, a sandbox, a loopback server), which the second worker overlaps.
 test-fast: dev
-	$(BIN)/pytest -q -m "not model and not agent and not slow"
+	$(BIN)/pytest -q -n 2 -m "not model and not agent and not slow"
 
 bench: dev sandbox-tools
 	$(BIN)/python bench/spine.py

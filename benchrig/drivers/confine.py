@@ -41,6 +41,9 @@ RAY_FOLDER_VARS = ("RAY_TMPDIR",)
 # The socket a Ray node's raylet listens on: where one is, an agent on the host's network
 # can join its cluster.
 RAYLET_SOCKET = re.compile(rb"/\S*/session_[^/\s]*/sockets/raylet$", re.MULTILINE)
+# This network namespace's Unix sockets: a parameter of ray_node, so a test reads a namespace
+# of its own and never puts a raylet where every other attempt on the host would see it.
+UNIX_SOCKETS = "/proc/net/unix"
 XDG_VARS = ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
 SCRATCH = ("/tmp", "/var/tmp")
 TRIAL_TIMEOUT_S = 30
@@ -228,14 +231,14 @@ def unseen(record: Mapping[str, Any], named: Iterable[str]) -> list[str]:
     return missing
 
 
-def ray_node() -> str | None:
+def ray_node(listing: str = UNIX_SOCKETS) -> str | None:
     """Why no agent may run here, if a Ray node runs in this network namespace (the one a
     confined agent shares): with the cluster's address it could join it and run a task outside
     its confinement (as the worker's user, in the host's namespaces). A raylet listens on a
     Unix socket `<session>/sockets/raylet`, which /proc/net/unix lists (one read, ~0.4 ms)."""
     try:
-        with open("/proc/net/unix", "rb") as listing:
-            found = RAYLET_SOCKET.search(listing.read())
+        with open(listing, "rb") as sockets:
+            found = RAYLET_SOCKET.search(sockets.read())
     except OSError:  # no /proc: nothing to tell
         return None
     if found is None:

@@ -4,8 +4,6 @@ answers and tests stay hidden."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ from benchrig.drivers import get_driver
 from benchrig.prompt import render
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_samples, load_task, load_tasks
+from tests.conftest import cli_call
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -222,14 +221,12 @@ Write `square(x)` returning x squared; for example square({x}).
 
 def test_validate_checks_every_row(tmp_path: Path) -> None:
     path = write_task(tmp_path, [ROWS[0], {"code": "de", "country": "Deutschland"}])
-    done = subprocess.run([sys.executable, "-m", "benchrig.cli", "validate", str(path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
+    done = cli_call("validate", str(path), results_dir=tmp_path / "results")
+    assert done.code == 2
     assert "capitals.jsonl line 2: expected: field 'capital' is missing" in done.stderr
     good = write_task(tmp_path / "ok", ROWS)
-    done = subprocess.run([sys.executable, "-m", "benchrig.cli", "validate", str(good)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = cli_call("validate", str(good), results_dir=tmp_path / "results")
+    assert done.code == 0, done.stderr
     assert "1 task(s) valid (2 samples)" in done.stdout
 
 

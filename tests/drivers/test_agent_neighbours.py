@@ -5,21 +5,24 @@ folders other than the run's own; and on a host that runs a Ray node, no agent r
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
-import socket
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchrig.drivers import confine, get_driver
+from benchrig import trusted
+from benchrig.drivers import agent, confine, get_driver
 from benchrig.drivers.agent_process import Workspace
 from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
-from tests.conftest import TASKS
+from tests.conftest import ROOT, TASKS
 from tests.drivers.test_agent_confinement import snoop
 from tests.helpers.agents import (
     fixture_log,
@@ -138,25 +141,65 @@ def test_results_folders_beside_the_runs_own_are_hidden(monkeypatch: pytest.Monk
     assert all(seen["read"][p].startswith("FileNotFoundError") for p in plan["read"]), seen
 
 
-def test_no_agent_runs_on_a_host_that_runs_a_ray_node(monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:
-    """A confined agent shares the host's network: with a Ray node here it could join the
-    cluster and run a task outside its confinement. The attempt is refused, and says why."""
+# A Ray node of the test's own, in a network namespace of its own (bubblewrap's --unshare-net):
+# /proc/net/unix lists only its namespace's sockets, so a raylet bound on the host would make
+# every agent attempt running beside the test refuse (another xdist worker, another checkout).
+RAYLET = """
+import json, socket, sys
+from benchrig.drivers.confine import ray_node
+raylet = socket.socket(socket.AF_UNIX)
+raylet.bind(sys.argv[1])
+raylet.listen()
+print(json.dumps(ray_node()), flush=True)
+sys.stdin.readline()
+raylet.close()
+print(json.dumps(ray_node()), flush=True)
+"""
+
+
+def _raylet_sockets() -> tuple[Path, Path]:
+    """A folder to remove after, and a raylet's path in it, short enough for a socket."""
     short = Path(tempfile.mkdtemp(prefix="ray-"))  # a socket's path has at most 107 bytes
     sockets = short / "session_2026-12-01_00-00-00_000000_1" / "sockets"
     sockets.mkdir(parents=True)
-    raylet = socket.socket(socket.AF_UNIX)  # where a Ray node's raylet listens
-    raylet.bind(str(sockets / "raylet"))
-    raylet.listen()
+    return short, sockets / "raylet"
+
+
+@needs_bwrap
+def test_a_ray_node_is_seen_by_its_raylet_socket_in_its_namespace_only() -> None:
+    bwrap = trusted.program("bwrap")
+    assert bwrap is not None
+    short, raylet = _raylet_sockets()
     try:
-        use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
-        task = load_task(TASKS / "lru-cache.md")
-        r = run_attempt(task, "sonnet", get_driver("claude"), None,
-                        settings_for(task, Overrides()), tmp_path / "results",
-                        agent="claude").result
+        node = subprocess.Popen(
+            [bwrap, "--unshare-net", "--dev-bind", "/", "/", "--chdir", str(ROOT),
+             sys.executable, "-c", RAYLET, str(raylet)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert node.stdin is not None and node.stdout is not None
+        seen = json.loads(node.stdout.readline())
+        # while it listens: the test's own namespace, where every other attempt runs
+        beside = Path(confine.UNIX_SOCKETS).read_text()
+        out, _ = node.communicate("close\n", timeout=60)
     finally:
-        raylet.close()
         shutil.rmtree(short)
+    assert seen is not None and f"a Ray node runs on this host ({raylet})" in seen
+    assert json.loads(out) is None  # gone with it
+    assert str(raylet) not in beside
+
+
+def test_no_agent_runs_on_a_host_that_runs_a_ray_node(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """A confined agent shares the host's network: with a Ray node here it could join the
+    cluster and run a task outside its confinement. The attempt is refused, and says why.
+    The node is a listing of the kernel's shape (the test above binds a real one)."""
+    raylet = "/tmp/ray-x/session_2026-12-01_00-00-00_000000_1/sockets/raylet"
+    listing = tmp_path / "unix"
+    listing.write_text("Num       RefCount Protocol Flags    Type St Inode Path\n"
+                       f"00000000b29e97e0: 00000002 00000000 00010000 0001 01 8118178 {raylet}\n")
+    monkeypatch.setattr(agent, "ray_node", lambda: confine.ray_node(str(listing)))
+    use_fixture(monkeypatch, tmp_path, "claude", "claude-success")
+    task = load_task(TASKS / "lru-cache.md")
+    r = run_attempt(task, "sonnet", get_driver("claude"), None,
+                    settings_for(task, Overrides()), tmp_path / "results", agent="claude").result
     assert (r["result"], (r["error"] or {}).get("kind")) == ("error", "infra"), r
-    assert f"a Ray node runs on this host ({sockets / 'raylet'})" in r["error"]["message"]
-    assert confine.ray_node() is None  # gone with it
+    assert f"a Ray node runs on this host ({raylet})" in r["error"]["message"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import Ran, answer_file, benchrig
+from tests.conftest import Ran, answer_file, cli_call
 from tests.core.test_dataset_tasks import write_task
 
 ROWS = [{"code": "fr", "country": "France", "capital": "Paris"},
@@ -15,7 +15,7 @@ ROWS = [{"code": "fr", "country": "France", "capital": "Paris"},
 
 
 def _run(task: Path, answer: Path, results: Path, *args: str, model: str = "m") -> Ran:
-    return benchrig("run", str(task), "-m", model, "-d", "replay", "-p", str(answer),
+    return cli_call("run", str(task), "-m", model, "-d", "replay", "-p", str(answer),
                     "--results-dir", str(results), *args, results_dir=results)
 
 
@@ -65,16 +65,16 @@ def test_summary_is_over_samples_clustered_when_repeated(tmp_path: Path) -> None
     answer = answer_file(tmp_path, "Final answer: Paris\n")
     out = tmp_path / "results"
     _run(task, answer, out, "--runs", "2", "--allow-identical")
-    ran = benchrig("summary", str(out), "--format", "json", results_dir=out)
+    ran = cli_call("summary", str(out), "--format", "json", results_dir=out)
     report = json.loads(ran.stdout)
     rate = json.dumps(report)
     assert '"n_tasks": 3' in rate and "cluster-robust" in rate, rate[:2000]
     assert report["changed_tasks"] == {}  # three rows are three samples, not three versions
     assert report["models"][0]["composite"]["run_range"]["runs"] == 2
-    by_sample = benchrig("summary", str(out), "--by", "sample", results_dir=out)
+    by_sample = cli_call("summary", str(out), "--by", "sample", results_dir=out)
     assert "capitals#fr" in by_sample.stdout and "2/2" in by_sample.stdout
     assert "capitals#pl" in by_sample.stdout and "0/2" in by_sample.stdout
-    by_task = benchrig("summary", str(out), "--by", "task", results_dir=out)
+    by_task = cli_call("summary", str(out), "--by", "task", results_dir=out)
     assert "2/6" in by_task.stdout and "capitals#" not in by_task.stdout
 
 
@@ -83,7 +83,7 @@ def test_compare_pairs_by_sample(tmp_path: Path) -> None:
     out = tmp_path / "results"
     _run(task, answer_file(tmp_path, "Final answer: Paris\n", "a.md"), out, model="a")
     _run(task, answer_file(tmp_path, "Final answer: Warszawa\n", "b.md"), out, model="b")
-    ran = benchrig("compare", "a", "b", str(out), "--format", "json", results_dir=out)
+    ran = cli_call("compare", "a", "b", str(out), "--format", "json", results_dir=out)
     assert ran.code == 0, ran.stderr
     rows = json.loads(ran.stdout)["suites"]
     overall = next(r for r in rows if r["suite"] in ("overall", "reasoning"))

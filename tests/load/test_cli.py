@@ -8,13 +8,13 @@ from pathlib import Path
 
 from benchrig.local.serve import free_port
 from benchrig.result import load_results
-from tests.conftest import benchrig
+from tests.conftest import cli_call
 from tests.helpers.paced import paced
 
 
 def test_a_concurrency_sweep_writes_one_result_per_level(results_dir: Path) -> None:
     with paced(0.02, tokens=16) as url:
-        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+        ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider", url,
                        "--concurrency", "1,2,4", "--requests", "4", "--warmup", "1",
                        "--max-tokens", "16", "--slo", "ttft_ms=10000,itl_ms=10000",
                        results_dir=results_dir)
@@ -33,13 +33,13 @@ def test_a_concurrency_sweep_writes_one_result_per_level(results_dir: Path) -> N
         assert load["ttft_ms"]["p50"] >= 20.0  # the stand-in's delay: no earlier byte
     assert len({r["evidence"]["load"]["sweep_id"] for r in loaded.results}) == 1
     assert "Load · load-chat-short" in ran.stdout and "TTFT p99" in ran.stdout
-    summary = benchrig("summary", str(results_dir), results_dir=results_dir)
+    summary = cli_call("summary", str(results_dir), results_dir=results_dir)
     assert summary.code == 0 and "Load · load-chat-short" in summary.stdout
 
 
 def test_a_rate_sweep_records_its_arrivals(results_dir: Path) -> None:
     with paced(0.01, tokens=4) as url:
-        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+        ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider", url,
                        "--rate", "20,40", "--arrivals", "poisson", "--seed", "3",
                        "--requests", "5", "--warmup", "0", "--max-tokens", "4",
                        results_dir=results_dir)
@@ -52,7 +52,7 @@ def test_a_rate_sweep_records_its_arrivals(results_dir: Path) -> None:
 
 def test_a_dead_server_is_an_error_result_not_a_traceback(results_dir: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
-    ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+    ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider", url,
                    "--concurrency", "1,2", "--requests", "2", results_dir=results_dir)
     assert ran.code == 1 and "Traceback" not in ran.stderr
     results = load_results([results_dir]).results
@@ -66,7 +66,7 @@ def test_bad_sweep_options_are_usage_errors(results_dir: Path) -> None:
     for args in (("--concurrency", "1,x"), ("--concurrency", "1", "--rate", "2"),
                  ("--slo", "ttft=5"), ("--slo", "ttft_ms=-1"), ("--runs", "2"),
                  ("--resume",), ("--dry-run",), ("--jobs", "4")):
-        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider",
+        ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider",
                        "http://127.0.0.1:9/v1", *args, results_dir=results_dir)
         assert ran.code == 2 and "Traceback" not in ran.stderr, (args, ran.stderr)
     assert not list(results_dir.iterdir())
@@ -113,7 +113,7 @@ def test_a_saturation_sweep_stops_when_throughput_stops_growing(results_dir: Pat
     assert saturated([1.0, 1.05], 0.0) and not saturated([1.0, 1.9], 0.0)
     assert saturated([1.0], 0.6) and not saturated([1.0], 0.0)
     with paced(0.01, tokens=4) as url:
-        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+        ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider", url,
                        "--saturation", "--concurrency", "4", "--requests", "8",
                        "--warmup", "0", "--max-tokens", "4", results_dir=results_dir)
     assert ran.code == 0, ran.stderr
@@ -128,7 +128,7 @@ def test_the_api_key_is_sent_and_never_recorded(results_dir: Path) -> None:
     chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}}]}
     reply = Reply(sse(chunk, chunk, "[DONE]"), content_type="text/event-stream")
     with Loopback({("POST", "/v1/chat/completions"): reply}) as server:
-        ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider",
+        ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider",
                        server.url + "/v1", "--concurrency", "1", "--requests", "2",
                        "--warmup", "0", results_dir=results_dir,
                        env={"OPENAI_API_KEY": "sk-load-secret"})
@@ -146,13 +146,13 @@ def test_a_load_task_named_by_id_runs_as_a_sweep(results_dir: Path) -> None:
     """Named without --suite load, a load task once ran as one plain chat attempt: a result
     of suite load with no evidence.load, which the curves cannot read."""
     with paced(0.01, tokens=4) as url:
-        ran = benchrig("run", "load-chat-short", "--driver", "openai", "--provider", url,
+        ran = cli_call("run", "load-chat-short", "--driver", "openai", "--provider", url,
                        "--concurrency", "2", "--requests", "2", "--warmup", "0",
                        "--max-tokens", "4", results_dir=results_dir)
     assert ran.code == 0, ran.stderr
     result, = load_results([results_dir]).results
     assert result["evidence"]["load"]["concurrency"] == 2
-    mixed = benchrig("run", "load-chat-short", "bat-and-ball", "--driver", "openai",
+    mixed = cli_call("run", "load-chat-short", "bat-and-ball", "--driver", "openai",
                      "--provider", "http://127.0.0.1:9/v1", results_dir=results_dir)
     assert mixed.code == 2 and "load tasks only" in mixed.stderr
 
@@ -160,16 +160,16 @@ def test_a_load_task_named_by_id_runs_as_a_sweep(results_dir: Path) -> None:
 def test_compare_shows_the_levels_side_by_side(results_dir: Path) -> None:
     with paced(0.01, tokens=4) as url:
         for name in ("one", "two"):
-            ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+            ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider", url,
                            "--concurrency", "1,2", "--requests", "4", "--warmup", "0",
                            "--max-tokens", "4", "--label", name, results_dir=results_dir)
             assert ran.code == 0, ran.stderr
-    compared = benchrig("compare", "one", "two", str(results_dir), results_dir=results_dir)
+    compared = cli_call("compare", "one", "two", str(results_dir), results_dir=results_dir)
     assert compared.code == 0, compared.stderr
     assert "Load · load-chat-short · by concurrency: two − one" in compared.stdout
     assert "  1: TTFT p50 " in compared.stdout and "  2: TTFT p50 " in compared.stdout
     html = results_dir.parent / "report.html"
-    made = benchrig("report", str(results_dir), "--html", str(html), results_dir=results_dir)
+    made = cli_call("report", str(results_dir), "--html", str(html), results_dir=results_dir)
     assert made.code == 0 and 'data-chart="load"' in html.read_text()
 
 
@@ -182,7 +182,7 @@ def test_the_runtime_version_is_what_the_server_reports(results_dir: Path) -> No
     for given, folder in ((info, results_dir / "served"), (None, results_dir / "plain"),
                           (gateway, results_dir / "gateway")):
         with paced(0.0, tokens=4, server_info=given) as url:
-            ran = benchrig("run", "--suite", "load", "--driver", "openai", "--provider", url,
+            ran = cli_call("run", "--suite", "load", "--driver", "openai", "--provider", url,
                            "--concurrency", "1", "--requests", "2", "--warmup", "0",
                            "--max-tokens", "4", results_dir=folder)
         assert ran.code == 0, ran.stderr
@@ -206,14 +206,14 @@ def test_compare_pairs_no_level_as_an_attempt(results_dir: Path) -> None:
 
     write(results_dir, [level(1, 1.0, 10, run_label="one"), level(2, 2.0, 12, run_label="one"),
                         level(1, 1.0, 20, run_label="two"), level(2, 2.0, 24, run_label="two")])
-    compared = benchrig("compare", "one", "two", str(results_dir), results_dir=results_dir)
+    compared = cli_call("compare", "one", "two", str(results_dir), results_dir=results_dir)
     assert compared.code == 0, compared.stderr
     assert "pass rate" not in compared.stdout and "TTFT A ÷ B" not in compared.stdout
     assert "Load · t · by concurrency: two − one" in compared.stdout
     # beside answered tasks, the pairs are the answered tasks' alone
     write(results_dir, [attempt("m", "q", "pass", label="one"),
                         attempt("m", "q", "fail", label="two", started="2026-11-30T11:00:00Z")])
-    compared = benchrig("compare", "one", "two", str(results_dir), results_dir=results_dir)
+    compared = cli_call("compare", "one", "two", str(results_dir), results_dir=results_dir)
     assert compared.code == 0, compared.stderr
     assert "A = one: 1 results" in compared.stdout and "load:" not in compared.stdout
     assert "Load · t · by concurrency: two − one" in compared.stdout
