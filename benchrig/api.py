@@ -17,8 +17,7 @@ from benchrig.core.settings import SAMPLING_TEMPERATURE, Settings
 from benchrig.core.task import TaskSpec
 from benchrig.drivers.base import Driver
 from benchrig.execute.base import AttemptSpec, Slot
-from benchrig.record import Record, as_records
-from benchrig.runner import (
+from benchrig.orchestrate.runner import (
     Overrides,
     Produced,
     UnrecordedAttempt,
@@ -26,6 +25,7 @@ from benchrig.runner import (
     record,
     settings_for,
 )
+from benchrig.record import Record, as_records
 from benchrig.textsafe import printable
 
 __all__ = ["Result", "Results", "load_results", "run", "select", "summarize"]
@@ -95,8 +95,8 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     from benchrig.drivers import get_driver, known
     from benchrig.execute.plan import ordered, repeats
     from benchrig.execute.plan import providers as providers_of
+    from benchrig.orchestrate.runner import matrix
     from benchrig.result import check_results_dir
-    from benchrig.runner import matrix
     from benchrig.textsafe import stored
 
     if runs < 1 or jobs < 1:

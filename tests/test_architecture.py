@@ -25,9 +25,9 @@ LAYERS: list[tuple[str, ...]] = [
      "benchrig.load.stats"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.samples", "benchrig.execute"),
-    ("benchrig.context_run",),
-    ("benchrig.runner", "benchrig.conversation", "benchrig.remote", "benchrig.suites.builtin",
-     "benchrig.suites.shapes", "benchrig.load"),
+    ("benchrig.orchestrate.windows",),
+    ("benchrig.orchestrate", "benchrig.suites.builtin", "benchrig.suites.shapes",
+     "benchrig.load"),
     ("benchrig.packs",),
     # the library API: a facade over selection, plan, executor, runner and report
     ("benchrig.api",),
@@ -81,8 +81,8 @@ def imports() -> dict[str, set[str]]:
 
 def test_the_graph_is_read_from_the_code() -> None:
     graph = imports()
-    assert "benchrig.runner" in graph and "benchrig.core.task" in graph["benchrig.spec"] | \
-        graph["benchrig.runner"] | graph["benchrig.prompt"]
+    assert "benchrig.orchestrate.runner" in graph and "benchrig.core.task" in \
+        graph["benchrig.spec"] | graph["benchrig.orchestrate.runner"] | graph["benchrig.prompt"]
 
 
 def test_nothing_imports_a_higher_layer() -> None:

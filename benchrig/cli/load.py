@@ -56,9 +56,9 @@ def run_load(tasks: list[TaskSpec], models: list[str], drivers: list[str],
     from benchrig.load.plan import levels, prompts
     from benchrig.load.stats import parse_slo
     from benchrig.load.sweep import Target, run_sweep
+    from benchrig.orchestrate.runner import Overrides, settings_for
     from benchrig.report.load import render_curves
     from benchrig.result import check_results_dir
-    from benchrig.runner import Overrides, settings_for
 
     others = sorted({t.id for t in tasks if t.suite != "load"})
     if others:

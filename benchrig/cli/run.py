@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
     from benchrig.execute import AttemptSpec
-    from benchrig.runner import Overrides
+    from benchrig.orchestrate.runner import Overrides
     from benchrig.sandbox import Confinement, SandboxPool
 
 from benchrig.cli.app import ExecutorName, _load, app
@@ -189,7 +189,7 @@ def run(
     repeated = {agent: repeats(chosen, runs, engines[agent].kind, temperature,
                                allow_identical) for agent in agents}
     settings_file = load_config(config)
-    from benchrig.runner import Overrides
+    from benchrig.orchestrate.runner import Overrides
 
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     lineup = Lineup(engines, given, repeated)
@@ -294,7 +294,7 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path,
     --retry-errors only those whose latest result is an error (said on stderr; none:
     nothing to run)."""
     from benchrig.execute.plan import ordered
-    from benchrig.runner import matrix
+    from benchrig.orchestrate.runner import matrix
 
     if not retry_errors:
         return ordered({agent: list(matrix(chosen, models, runs))
@@ -329,7 +329,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
     from benchrig.attempts import unit_of
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
-    from benchrig.runner import Produced, UnrecordedAttempt, perform, record
+    from benchrig.orchestrate.runner import Produced, UnrecordedAttempt, perform, record
 
     specs = _specs(plan, lineup, overrides, settings_file, out_dir, pass_env, how.label,
                    how.jobs)
@@ -384,8 +384,8 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
 
             try:
                 if how.executor == "ray":
-                    from benchrig import remote
                     from benchrig.execute.raycluster import RayExecutor
+                    from benchrig.orchestrate import remote
 
                     RayExecutor(how.jobs, how.ray_address, remote.lost).run(
                         specs, remote.attempt, done, watch)

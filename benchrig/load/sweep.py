@@ -18,8 +18,8 @@ from benchrig.load.figures import level_figures, level_metrics
 from benchrig.load.plan import Prompts, saturated
 from benchrig.load.server import server_runtime
 from benchrig.load.wire import Endpoint
+from benchrig.orchestrate.runner import Attempt, Produced, record, recorded_settings
 from benchrig.result import SCHEMA_VERSION, utc_now
-from benchrig.runner import Attempt, Produced, record, recorded_settings
 from benchrig.textsafe import printable
 
 

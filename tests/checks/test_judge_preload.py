@@ -19,7 +19,7 @@ from benchrig.checks import load_checks
 from benchrig.checks.judge import judge
 from benchrig.core.transcript import Transcript
 from benchrig.core.errors import DriverError
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_tasks, task_paths
 
 def ours():

@@ -13,8 +13,8 @@ import pytest
 
 from benchrig.core.errors import TaskError
 from benchrig.drivers import get_driver
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.prompt import render
-from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_samples, load_task, load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]

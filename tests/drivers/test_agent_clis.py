@@ -23,8 +23,8 @@ import pytest
 from benchrig.core.metrics import reported_source
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_clis import AGENTS_DIR, FIGURES_SOURCE
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.helpers.agents import task_with_timeout

@@ -122,8 +122,9 @@ def test_an_embedded_only_suite_is_refused_on_another_driver(registered: None) -
     assert spec.lane == EMBEDDED_LANE
 
 
-ASKERS = [ROOT / "benchrig" / name for name in ("runner.py", "remote.py", "conversation.py",
-                                               "spec.py", "prompt.py")]
+ASKERS = [ROOT / "benchrig" / name for name in ("orchestrate/runner.py", "orchestrate/remote.py",
+                                               "orchestrate/conversation.py", "spec.py",
+                                               "prompt.py")]
 
 
 def test_the_runner_the_plan_and_the_loader_name_no_suite() -> None:

@@ -1,0 +1,1 @@
+"""One attempt run: the runner and matrix, a window ladder, a conversation, a remote worker."""
