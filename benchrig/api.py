@@ -25,7 +25,7 @@ from benchrig.orchestrate.runner import (
     record,
     settings_for,
 )
-from benchrig.record import Record, as_records
+from benchrig.resultio.record import Record, as_records
 from benchrig.textsafe import printable
 
 __all__ = ["Result", "Results", "load_results", "run", "select", "summarize"]
@@ -96,7 +96,7 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     from benchrig.execute.plan import ordered, repeats
     from benchrig.execute.plan import providers as providers_of
     from benchrig.orchestrate.runner import matrix
-    from benchrig.result import check_results_dir
+    from benchrig.resultio.files import check_results_dir
     from benchrig.textsafe import stored
 
     if runs < 1 or jobs < 1:
@@ -239,8 +239,8 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
 
 def load_results(path: Path | str | Iterable[Path | str]) -> list[Record]:
     """The valid results in result files or folders, as records; a file that is not a
-    valid result is left out (`benchrig.result.load_records` says which and why)."""
-    from benchrig.result import load_records
+    valid result is left out (`benchrig.resultio.files.load_records` says which and why)."""
+    from benchrig.resultio.files import load_records
 
     given = [path] if isinstance(path, (str, Path)) else list(path)
     return load_records([Path(p) for p in given]).records

@@ -14,7 +14,7 @@ from typing import Any
 from benchrig.checks import check_problems
 from benchrig.core.task import TaskSpec
 from benchrig.dataset import FIELD, Row, Template, TemplateError, read_rows, template
-from benchrig.result import Unreadable, read_regular
+from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.schemas import problems as schema_problems
 from benchrig.textsafe import printable
 

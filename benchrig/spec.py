@@ -18,7 +18,7 @@ from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TEST_SUFFIX, TaskSpec
 from benchrig.paths import tasks_dir
-from benchrig.result import Unreadable, read_regular
+from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.samples import FILLED, expand, stand_in
 from benchrig.samples import test_names_of as test_names_of  # its old home: bench/ imports it
 from benchrig.schemas import problems as schema_problems

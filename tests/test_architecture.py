@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     # the Suite contract and the lookup by name; the built-in suites and their attempt
     # shapes sit with the runner (the lookup loads them by name, never imports them)
     ("benchrig.suites",),
-    ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.record",
+    ("benchrig.prompt", "benchrig.schemas", "benchrig.resultio",
      "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
      "benchrig.needle", "benchrig.gateway", "benchrig.dataset",

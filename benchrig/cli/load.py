@@ -58,7 +58,7 @@ def run_load(tasks: list[TaskSpec], models: list[str], drivers: list[str],
     from benchrig.load.sweep import Target, run_sweep
     from benchrig.orchestrate.runner import Overrides, settings_for
     from benchrig.report.load import render_curves
-    from benchrig.result import check_results_dir
+    from benchrig.resultio.files import check_results_dir
 
     others = sorted({t.id for t in tasks if t.suite != "load"})
     if others:

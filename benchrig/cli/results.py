@@ -15,7 +15,7 @@ from benchrig.textsafe import printable
 from benchrig.ui import error, info, warn
 
 if TYPE_CHECKING:
-    from benchrig.record import Record
+    from benchrig.resultio.record import Record
 
 # The filters of summary, compare and report (benchrig/report/select.py).
 Models = Annotated[list[str] | None, Option("--model", "-m",
@@ -40,7 +40,7 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     files named on stderr; tasks whose file changed between results warned about); none:
     exit 1."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
-    from benchrig.result import freeze_loaded, load_records
+    from benchrig.resultio.files import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
@@ -168,7 +168,7 @@ def report(
     from benchrig.report.render_html import render_html_parts
     from benchrig.report.view_server import sidecars
     from benchrig.report.viewer import read_sidecar_file
-    from benchrig.result import write_atomic
+    from benchrig.resultio.files import write_atomic
 
     _may_overwrite(html, force)
     results = _results(paths_, model, suite, label, since, driver)
@@ -213,7 +213,7 @@ def prune(
     .transcript.jsonl sidecar. Without --yes nothing is deleted: the files are listed."""
     import datetime as dt
 
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     if not (errors or label or before):
         raise UsageError("prune needs a filter: --errors, --label or --before")

@@ -263,7 +263,7 @@ def _selected(selectors: list[str], suites: list[str], out_dir: Path, agents: li
     the selection is empty or isolation is required and missing."""
     from benchrig import sandbox
     from benchrig.drivers import get_driver
-    from benchrig.result import check_results_dir
+    from benchrig.resultio.files import check_results_dir
 
     check_results_dir(out_dir)
     chosen = _load(selectors, suites)
@@ -437,7 +437,7 @@ def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
              ) -> list[AttemptSpec]:
     """The attempts without a result in `out_dir` yet (said on stderr)."""
     from benchrig.execute.resume import remaining
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     left = remaining(specs, load_results([out_dir]).results, retry_errors)
     info(f"resuming: {len(specs) - len(left)} of {len(specs)} attempts already have a "
@@ -475,7 +475,7 @@ def _errored(chosen: list[TaskSpec], models: list[str], driver: str, provider: s
              out_dir: Path) -> list[tuple[TaskSpec, str, int]]:
     """(task, model, run index) of each attempt whose latest result in `out_dir` is an error."""
     from benchrig.attempts import errored, unit_of
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     by_unit = {unit_of(task.id, task.sample_id): task for task in chosen}
     keys = errored(load_results([out_dir]).results, {t.id for t in chosen}, set(models),
@@ -510,7 +510,7 @@ def _dry_run(plan: Planned, lineup: Lineup, overrides: Overrides, config: Config
              out_dir: Path, jobs: int) -> None:
     """The plan on stdout; nothing is run, checked or written."""
     from benchrig.execute.plan import describe
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     specs = _specs(plan, lineup, overrides, config, out_dir, jobs=jobs)
     past = load_results([out_dir]).results if out_dir.is_dir() else []

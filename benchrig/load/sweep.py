@@ -19,7 +19,7 @@ from benchrig.load.plan import Prompts, saturated
 from benchrig.load.server import server_runtime
 from benchrig.load.wire import Endpoint
 from benchrig.orchestrate.runner import Attempt, Produced, record, recorded_settings
-from benchrig.result import SCHEMA_VERSION, utc_now
+from benchrig.resultio.files import SCHEMA_VERSION, utc_now
 from benchrig.textsafe import printable
 
 

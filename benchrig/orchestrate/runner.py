@@ -26,7 +26,7 @@ from benchrig.execute import AttemptSpec, Slot
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import with_thinking_tokens
 from benchrig.prompt import render
-from benchrig.result import (
+from benchrig.resultio.files import (
     SCHEMA_VERSION,
     excerpt,
     result_path,

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchrig.attempts import without_retried_errors
-from benchrig.record import as_records
 from benchrig.report.build import Report, build
 from benchrig.report.grouping import grouped
 from benchrig.report.table import ModelRow, model_rows
+from benchrig.resultio.record import as_records
 
 if TYPE_CHECKING:
     from benchrig.report.by_task import TaskTable

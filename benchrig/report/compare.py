@@ -12,7 +12,6 @@ from typing import Any
 from benchrig.attempts import unit, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
-from benchrig.record import Record, as_records
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.render_json import estimate
 from benchrig.report.select import settings_keys, variant_names
@@ -23,6 +22,7 @@ from benchrig.report.stats import (
     paired_difference,
     ratio_of_means,
 )
+from benchrig.resultio.record import Record, as_records
 from benchrig.suites import SUITES
 from benchrig.textsafe import label
 

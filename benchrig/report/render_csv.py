@@ -10,13 +10,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from benchrig.core.errors import counts_against_model
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.context import step_columns, step_values, windows
 from benchrig.report.disagreed import disagreement
 from benchrig.report.scorecard import ModelCard, Span, SuiteCard
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, Rate
+from benchrig.resultio.record import Record
 from benchrig.suites import SUITES
 from benchrig.textsafe import PRINT_CAP, label, printable
 

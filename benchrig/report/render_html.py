@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
@@ -35,6 +34,7 @@ from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
 from benchrig.report.tooluse import tool_figures
 from benchrig.report.viewer import island_parts, payload_parts
+from benchrig.resultio.record import Record
 from benchrig.suites import SUITES
 from benchrig.textsafe import label, printable
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.context import window_counts
@@ -19,6 +18,7 @@ from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
 from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, ToolFigures
+from benchrig.resultio.record import Record
 
 FORMAT_VERSION = 1
 METHODS = {

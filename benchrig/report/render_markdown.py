@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.crowding import IN_FLIGHT_NOTE, crowded_ttft
 from benchrig.report.disagreed import DISAGREE_NOTE
@@ -30,6 +29,7 @@ from benchrig.report.phrases import (
 )
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.table import ModelRow
+from benchrig.resultio.record import Record
 from benchrig.textsafe import label
 
 

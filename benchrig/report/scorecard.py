@@ -17,12 +17,12 @@ from typing import Any
 from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
-from benchrig.record import Record, as_records
 from benchrig.report.context import ContextFigures, context_figures, window_counts
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.grouping import Group
 from benchrig.report.stats import pass_at_k
 from benchrig.report.tooluse import ToolFigures, tool_figures
+from benchrig.resultio.record import Record, as_records
 from benchrig.suites import COMPOSITE, SUITES, UNTIMED
 from benchrig.textsafe import label
 

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, caveat, mean_metric
-from benchrig.record import Record
 from benchrig.report.context import window_counts
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.disagreed import disagreeing
 from benchrig.report.grouping import Group
+from benchrig.resultio.record import Record
 from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
 

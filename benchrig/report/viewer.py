@@ -12,9 +12,9 @@ from typing import Any
 
 from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
-from benchrig.record import Record, to_json
 from benchrig.report.disagreed import disagreement
-from benchrig.result import Unreadable, read_valid
+from benchrig.resultio.files import Unreadable, read_valid
+from benchrig.resultio.record import Record, to_json
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]

@@ -15,7 +15,7 @@ from benchrig.core.task import TaskSpec
 from benchrig.core.tools import is_tool_case
 from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
-from benchrig.result import utc_now
+from benchrig.resultio.files import utc_now
 from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
 

@@ -24,7 +24,7 @@ from benchrig.core.metrics import reported_source
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_clis import AGENTS_DIR, FIGURES_SOURCE
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.helpers.agents import task_with_timeout

@@ -145,7 +145,7 @@ def test_both_paths_keep_the_agents_word_in_one_schema_valid_place(tmp_path: Pat
     from benchrig.core.metrics import Metrics
     from benchrig.core.transcript import DriverOutput, Transcript
     from benchrig.gateway import with_gateway_figures
-    from benchrig.result import validate
+    from benchrig.resultio.files import validate
     from tests.helpers.results import EXAMPLE
 
     metered = runs(tmp_path, metered=True)["gemini"]

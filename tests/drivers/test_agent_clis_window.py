@@ -11,7 +11,7 @@ import pytest
 
 from benchrig.drivers import get_driver
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.drivers.test_agent_clis import AGENTS, Ran, installed, ours, ran  # noqa: F401

@@ -24,7 +24,7 @@ from benchrig.core.errors import ResultError
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.confine import Plan, Support, checkouts
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, WITHOUT_BUBBLEWRAP, benchrig
 from tests.helpers.agents import (

@@ -16,7 +16,7 @@ import pytest
 from benchrig.drivers import get_driver
 from benchrig.gateway import server
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT
 from tests.drivers.test_agent_clis import ours

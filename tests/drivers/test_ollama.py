@@ -16,7 +16,7 @@ from benchrig.core.errors import DriverError, UsageError
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.ollama import OllamaDriver, ollama_url, placement
 from benchrig.prompt import render
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, ndjson

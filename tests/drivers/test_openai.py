@@ -13,7 +13,7 @@ import pytest
 from benchrig.core.settings import Settings
 from benchrig.drivers.openai import OpenAIDriver, request_body
 from benchrig.local.serve import free_port
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, sse
 from tests.helpers.openai import GOOD, USAGE, chunk, rechunk, request, stream_reply

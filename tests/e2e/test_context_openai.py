@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchrig.local.serve import EmbeddedServer, ServerConfig
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.conftest import Ran, benchrig, cli_call
 from tests.helpers.context import scenario
 

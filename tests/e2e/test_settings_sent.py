@@ -12,7 +12,7 @@ import pytest
 from benchrig.drivers import get_driver
 from benchrig.orchestrate.runner import SENT, Overrides, run_attempt, settings_for
 from benchrig.report import render
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import TASKS, answer_file, cli_call
 from tests.helpers import scorecard_fixture

@@ -175,7 +175,7 @@ def test_an_attempt_run_elsewhere_pickles_back_and_is_recorded_by_the_parent(
     from benchrig.drivers import get_driver
     from benchrig.drivers.base import SilentProgress
     from benchrig.orchestrate.runner import perform, record
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
     from tests.conftest import SOLUTIONS
 
     task = load_tasks(task_paths(["lru-cache"]))[0]

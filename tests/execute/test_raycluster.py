@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from benchrig.local.serve import free_port
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from tests.conftest import ROOT, SOLUTIONS, Ran, answer_file, benchrig, fenced
 from tests.helpers.paced import paced
 

@@ -13,7 +13,7 @@ import pytest
 from benchrig.drivers import get_driver
 from benchrig.execute.plan import default_provider
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT
 from tests.gateway.test_pi_gateway import SOLUTION

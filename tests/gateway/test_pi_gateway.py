@@ -13,7 +13,7 @@ import pytest
 
 from benchrig.drivers import get_driver
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.result import load_results, validate
+from benchrig.resultio.files import load_results, validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from benchrig.local.serve import free_port
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from tests.conftest import benchrig
 from tests.helpers.paced import paced
 

@@ -14,9 +14,9 @@ from benchrig.checks.tools import unjudged_turns
 from benchrig.drivers import get_driver
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
-from benchrig.record import as_records
 from benchrig.report import render
 from benchrig.report.tooluse import Rate, tool_figures
+from benchrig.resultio.record import as_records
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, answer_file, cli_call
 from tests.helpers.toolcases import REFUSAL, oracle, write

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import ResultError, UsageError
-from benchrig.record import Record, from_json
+from benchrig.resultio.record import Record, from_json
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1
