@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 from benchrig.core.settings import Settings  # noqa: E402
 from benchrig.drivers.base import DriverRequest  # noqa: E402
 from benchrig.drivers.llamacpp import LlamaCppDriver, _load  # noqa: E402
+from benchrig.haystack import Scenario, build_prompt, estimate_counter  # noqa: E402
 from benchrig.local.memory import kv_cache_bytes, rss_bytes, trained_context  # noqa: E402
 from benchrig.local.model import resolve_model  # noqa: E402
-from benchrig.needle import Scenario, build_prompt, estimate_counter  # noqa: E402
 from benchrig.orchestrate.windows import memory_of, spill_point  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
 

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.prompt", "benchrig.schemas", "benchrig.resultio",
      "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
-     "benchrig.needle", "benchrig.gateway", "benchrig.dataset",
+     "benchrig.haystack", "benchrig.gateway", "benchrig.dataset",
      "benchrig.load.stats"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.samples", "benchrig.execute"),

@@ -23,14 +23,14 @@ __all__ = ["BUILTIN", "GROUP", "check_problems", "find_check", "get_check", "kno
 
 GROUP = "benchrig.checks"
 BUILTIN = {
-    "tests": "benchrig.checks.code:check_code",
+    "tests": "benchrig.checks.hidden_tests:check_code",
     "final_answer": "benchrig.checks.answers:check_final_answer",
     "regex": "benchrig.checks.answers:check_regex",
     "exact_or_contains": "benchrig.checks.answers:check_exact_or_contains",
     "declension": "benchrig.checks.polish:check_declension",
     "choices": "benchrig.checks.polish:check_choices",
     "summary": "benchrig.checks.polish:check_summary",
-    "tool_calls": "benchrig.checks.tools:check_tool_calls",
+    "tool_calls": "benchrig.checks.tool_calls:check_tool_calls",
     "needle": "benchrig.checks.needle:check_needle",
 }
 

@@ -16,7 +16,7 @@ from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import CheckDetail, Verdict
-from benchrig.needle import EXPECTED_KEY, Scenario, scenario_problems
+from benchrig.haystack import EXPECTED_KEY, Scenario, scenario_problems
 
 __all__ = ["EXPECTED_KEY", "check_needle", "found"]
 EXCERPT_CHARS = 200

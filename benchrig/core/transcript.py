@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.textsafe import NAME_CAP, stored
 
 

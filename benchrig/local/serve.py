@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from benchrig.core.errors import DriverError
-from benchrig.local.tools import TOOL_FORMAT_NOTE
+from benchrig.local.function_calling import TOOL_FORMAT_NOTE
 
 # chatml accepts list-of-parts message content (as pi sends); the GGUF's own Jinja
 # template fails on it. chatml also drops SmolLM2's default system prompt, so the chat

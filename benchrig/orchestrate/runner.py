@@ -15,7 +15,7 @@ from benchrig.checks.judge import unjudged
 from benchrig.config import Config
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import DriverOutput

@@ -34,7 +34,7 @@ def _coding_problems(meta: Mapping[str, Any], body: str) -> list[str]:
 
 
 def _context_problems(meta: Mapping[str, Any], body: str) -> list[str]:
-    from benchrig.needle import filler_problems
+    from benchrig.haystack import filler_problems
 
     return filler_problems(body) if body else []  # the body is the filler, not a prompt
 

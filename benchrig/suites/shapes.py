@@ -12,7 +12,7 @@ from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
-from benchrig.core.tools import is_tool_case
+from benchrig.core.toolcase import is_tool_case
 from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
 from benchrig.resultio.files import utc_now

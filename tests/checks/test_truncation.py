@@ -11,9 +11,9 @@ import pytest
 
 from benchrig.checks.judge import judge
 from benchrig.config import Config
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.core.settings import Settings
-from benchrig.core.tools import ToolReply
+from benchrig.core.toolcase import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for

@@ -93,7 +93,7 @@ class HugeNumbers:
         pass
 
     def run(self, request: Any) -> Any:
-        from benchrig.core.metrics import Metrics
+        from benchrig.core.measurements import Metrics
         from benchrig.core.transcript import DriverOutput, Transcript
 
         return DriverOutput(Transcript(answer="The code is " + "9" * 5000 + ".",

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from benchrig.core.metrics import reported_source
+from benchrig.core.measurements import reported_source
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_clis import AGENTS_DIR, FIGURES_SOURCE
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from benchrig.checks.tools import unjudged_turns
+from benchrig.checks.tool_calls import unjudged_turns
 from benchrig.drivers import get_driver
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
