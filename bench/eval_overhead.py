@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from benchrig.drivers.openai import request_body  # noqa: E402
-from benchrig.local.serve import EmbeddedServer, ServerConfig  # noqa: E402
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig  # noqa: E402
 from benchrig.orchestrate.runner import Overrides, settings_for  # noqa: E402
 from benchrig.prompt import render  # noqa: E402
 from benchrig.spec import load_tasks, task_paths  # noqa: E402

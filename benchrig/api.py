@@ -40,7 +40,7 @@ STOP_WAIT_S = 60.0  # the most close() waits for a stopped run to clean up
 def select(tasks: Sequence[str] = (), suites: Sequence[str] = ()) -> list[TaskSpec]:
     """The tasks named (ids, files or folders) of the suites or packs named, as `benchrig
     run` selects them (none named: every task of every suite that is not opt-in)."""
-    from benchrig.packs.select import load_selection
+    from benchrig.packs.task_choice import load_selection
     from benchrig.suites import SUITES, get_suite, known_suites
 
     # the installed packages are read only when a name is not a built-in suite's

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
      "benchrig.config",
      "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
      "benchrig.haystack", "benchrig.gateway", "benchrig.dataset",
-     "benchrig.load.stats"),
+     "benchrig.load.distributions"),
     ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
     ("benchrig.spec", "benchrig.samples", "benchrig.execute"),
     ("benchrig.orchestrate.windows",),

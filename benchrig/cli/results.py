@@ -135,7 +135,7 @@ def compare(
         render = comparing.render_json if format_ == "json" else comparing.render_text
         echo(render(found), nl=False)
     if format_ == "table" and levels:  # the load levels side by side
-        from benchrig.report.load import render_compare
+        from benchrig.report.load_curves import render_compare
 
         sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]
         shown = render_compare(sides[0], sides[1], (a, b))

@@ -161,7 +161,7 @@ def run(
     if is_load(suite, tasks):  # LOAD HOOK (issue 26): a sweep is not one planned attempt
         # (docs/writing-a-suite.md#a-suite-that-is-not-one-attempt)
         from benchrig.cli.load import run_load
-        from benchrig.load.plan import Given
+        from benchrig.load.sweep_plan import Given
 
         ignored = [name for name, given in (
             ("--runs", runs != 1), ("--jobs", jobs != 1), ("--resume", resume),

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     CallContext,
     ChatRequest,
     Done,

@@ -105,7 +105,7 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
         return chosen.table(model_rows(grouped(records)))
     report = build(records, packs)
     if format_ == "table" and report.levels:  # the load suite's curves: its own section
-        from benchrig.report.load import render_curves
+        from benchrig.report.load_curves import render_curves
 
         curves = render_curves(report.levels)
         shown = chosen.report(report) if report.groups else ""

@@ -26,7 +26,7 @@ from benchrig.report.by_task import Cell, task_table
 from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.grouping import Group
-from benchrig.report.load import html_curves
+from benchrig.report.load_curves import html_curves
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import UNRATED, task_counts
 from benchrig.report.scorecard import ModelCard

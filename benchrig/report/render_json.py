@@ -12,7 +12,7 @@ from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.context import window_counts
 from benchrig.report.grouping import Group
-from benchrig.report.load import json_curves
+from benchrig.report.load_curves import json_curves
 from benchrig.report.scorecard import Span, SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate

@@ -121,7 +121,7 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
 
 def render_report(report: Report) -> str:
     """The Markdown report: the per-model table, then a scorecard section per model."""
-    from benchrig.report.load import markdown_curves  # a sweep's levels, apart
+    from benchrig.report.load_curves import markdown_curves  # a sweep's levels, apart
 
     curves = markdown_curves(report.levels)
     if not report.groups:

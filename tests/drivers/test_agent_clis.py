@@ -87,7 +87,7 @@ def installed(agent: Agent) -> Path:
 def ours() -> set[int]:
     """This test process's agents and embedded servers (the .agents/ install is shared)."""
     servers = host_processes(f"{ROOT / '.venv'}/bin/python") & host_processes(
-        "benchrig.local.serve_child")
+        "benchrig.local.embedded_server_child")
     return mine(host_processes(str(AGENTS_DIR)) | host_processes(
         os.path.realpath(AGENTS_DIR)) | servers)
 

@@ -12,7 +12,7 @@ import pytest
 
 from benchrig.core.settings import Settings
 from benchrig.drivers.openai import OpenAIDriver, request_body
-from benchrig.local.serve import free_port
+from benchrig.local.embedded_server import free_port
 from benchrig.resultio.files import validate
 from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, sse

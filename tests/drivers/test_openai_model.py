@@ -13,7 +13,7 @@ import pytest
 from benchrig.core.settings import Settings
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.local.serve import EmbeddedServer, ServerConfig
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig
 from benchrig.prompt import render
 from benchrig.resultio.files import validate
 from benchrig.spec import load_task

@@ -72,7 +72,7 @@ class EmbeddedServer:
         child = {"host": c.host, "port": self.port, "model_path": str(self.model_path),
                  "alias": self.alias, "context_size": c.context_size, "threads": self.threads,
                  "chat_format": c.chat_format, "settings": self.settings()}
-        return [sys.executable, "-m", "benchrig.local.serve_child", json.dumps(child)]
+        return [sys.executable, "-m", "benchrig.local.embedded_server_child", json.dumps(child)]
 
     def settings(self) -> dict[str, Any]:
         """What every result served by this server records about it (the openai driver reads

@@ -15,7 +15,7 @@ token, which slows prefill and leaves llama.cpp's prompt timer empty), and three
 - a request with `tools` answered by llama-cpp-python's function-calling handler
   (benchrig.local.function_calling), unstreamed, whatever the chat format.
 
-    python -m benchrig.local.serve_child '<ServerConfig-like JSON>'
+    python -m benchrig.local.embedded_server_child '<ServerConfig-like JSON>'
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.jsonsafe import finite
-from benchrig.load.stats import difference_intervals, percentile
+from benchrig.load.distributions import difference_intervals, percentile
 from benchrig.resultio.record import Record, as_records
 from benchrig.textsafe import label
 
