@@ -4,26 +4,33 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "benchrig"
-# docs/architecture.md#layers, bottom first. A module may import its own layer and below.
+DOC = ROOT / "docs" / "architecture.md"
+# docs/architecture.md#layers, bottom first (its second column, row by row: held to it below).
+# A module may import its own row and below, unless NARROWER says less.
+LEAVES = ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking",
+          "benchrig.streams", "benchrig.trusted", "benchrig.paths", "benchrig.events",
+          "benchrig.ui", "benchrig.attempts", "benchrig.environment")
+FOUNDATIONS = ("benchrig.prompt", "benchrig.schemas", "benchrig.resultio", "benchrig.config",
+               "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
+               "benchrig.haystack", "benchrig.gateway", "benchrig.dataset",
+               "benchrig.load.distributions")
+STAGES = ("benchrig.drivers", "benchrig.checks", "benchrig.report")
 LAYERS: list[tuple[str, ...]] = [
-    ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking",
-     "benchrig.streams", "benchrig.trusted", "benchrig.paths",
-     "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment"),
+    LEAVES,
     ("benchrig.core",),
     # the Suite contract and the lookup by name; the built-in suites and their attempt
-    # shapes sit with the runner (the lookup loads them by name, never imports them)
+    # shapes sit with the attempts (the lookup loads them by name, never imports them)
     ("benchrig.suites",),
-    ("benchrig.prompt", "benchrig.schemas", "benchrig.resultio",
-     "benchrig.config",
-     "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
-     "benchrig.haystack", "benchrig.gateway", "benchrig.dataset",
-     "benchrig.load.distributions"),
-    ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
+    FOUNDATIONS,
+    STAGES,  # they answer, judge and summarize: none of them may lean on another
     ("benchrig.spec", "benchrig.samples", "benchrig.execute"),
     ("benchrig.orchestrate.windows",),
     ("benchrig.orchestrate", "benchrig.suites.builtin", "benchrig.suites.shapes",
@@ -33,8 +40,18 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchrig.api",),
     ("benchrig.cli",),
 ]
-# The stages answer, judge and summarize: none of them may lean on another.
-STAGES = ("benchrig.drivers", "benchrig.checks", "benchrig.report")
+BELOW_STAGES = frozenset({*LEAVES, "benchrig.core", "benchrig.suites", *FOUNDATIONS})
+# The rows whose last column is narrower than "everything below": the owners (LAYERS entries)
+# each may import, and single modules it may import of an owner it may not.
+NARROWER: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "benchrig.spec": (BELOW_STAGES | {"benchrig.checks", "benchrig.samples"}, frozenset()),
+    "benchrig.samples": (BELOW_STAGES | {"benchrig.checks", "benchrig.spec"}, frozenset()),
+    "benchrig.execute": (BELOW_STAGES, frozenset({"benchrig.drivers", "benchrig.drivers.base"})),
+    "benchrig.orchestrate.windows": (BELOW_STAGES | {"benchrig.drivers", "benchrig.checks"},
+                                     frozenset()),
+}
+# each package's contract: the one file name that may repeat (always named with its package)
+REPEATABLE = {"__init__.py", "__main__.py", "base.py"}
 
 
 def module_name(path: Path) -> str:
@@ -121,3 +138,66 @@ def test_there_is_no_import_circle() -> None:
         if module not in state:
             visit(module, [module])
     assert circles == []
+
+
+def narrower_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Every import a row with a narrower rule than "everything below" may not make."""
+    found = []
+    for module, targets in graph.items():
+        rule = NARROWER.get(owner(module))
+        if rule is None:
+            continue
+        owners, singles = rule
+        found += [f"{module} imports {target}" for target in sorted(targets)
+                  if owner(target) != owner(module) and owner(target) not in owners
+                  and target not in singles]
+    return sorted(found)
+
+
+def test_each_narrower_rule_holds() -> None:
+    assert narrower_breaches(imports()) == []
+
+
+@pytest.mark.parametrize(("module", "target"), [
+    ("benchrig.execute.plan", "benchrig.checks.judge"),  # the plan judging: not its job
+    ("benchrig.execute.plan", "benchrig.drivers.openai"),  # a driver recognised by module
+    ("benchrig.execute.local", "benchrig.spec"),
+    ("benchrig.execute.base", "benchrig.report.table"),
+    ("benchrig.spec", "benchrig.drivers.replay"),
+    ("benchrig.samples", "benchrig.report"),
+    ("benchrig.orchestrate.windows", "benchrig.report.context"),
+    ("benchrig.orchestrate.windows", "benchrig.execute.plan"),
+])
+def test_a_planted_import_against_a_narrower_rule_is_caught(module: str, target: str) -> None:
+    """The attack: an import that the layer order alone allows (it runs down) but the page's
+    narrower rule forbids."""
+    graph = {module: imports()[module] | {target}}
+    assert layer_of(target) <= layer_of(module)  # the order alone would let it through
+    assert narrower_breaches(graph) == [f"{module} imports {target}"]
+
+
+def _doc_rows() -> list[tuple[str, ...]]:
+    """The second column of docs/architecture.md#layers, row by row, as module names."""
+    section = DOC.read_text(encoding="utf-8").split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # no header
+    found = []
+    for row in rows:
+        names = re.findall(r"`([\w/]+)`", row.split(" | ")[1])
+        found.append(tuple("benchrig" if name == "benchrig" else
+                           "benchrig." + name.rstrip("/").replace("/", ".") for name in names))
+    return found
+
+
+def test_the_page_lists_the_layers_this_test_holds() -> None:
+    assert [set(row) for row in _doc_rows()] == [set(row) for row in LAYERS]
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A path in a traceback, a doc or a review names one file (base.py, a package's contract,
+    aside: it is always named with its package)."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        by_name.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    shared = {name: paths for name, paths in by_name.items()
+              if len(paths) > 1 and name not in REPEATABLE}
+    assert shared == {}
