@@ -26,13 +26,14 @@ STAGES = ("benchrig.drivers", "benchrig.checks", "benchrig.report")
 LAYERS: list[tuple[str, ...]] = [
     LEAVES,
     ("benchrig.core",),
-    # the Suite contract and the lookup by name; the built-in suites and their attempt
-    # shapes sit with the attempts (the lookup loads them by name, never imports them)
+    # the Suite contract and the lookup by name; the built-in suites, their attempt shapes
+    # and the shapes' loops sit higher (the lookup loads them by name, never imports them)
     ("benchrig.suites",),
     FOUNDATIONS,
     STAGES,  # they answer, judge and summarize: none of them may lean on another
     ("benchrig.spec", "benchrig.samples", "benchrig.execute"),
-    ("benchrig.orchestrate.windows",),
+    # the loops of two attempt shapes: a window ladder, a tool conversation
+    ("benchrig.suites.windows", "benchrig.suites.turns"),
     ("benchrig.orchestrate", "benchrig.suites.builtin", "benchrig.suites.shapes",
      "benchrig.load"),
     ("benchrig.packs",),
@@ -47,8 +48,10 @@ NARROWER: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "benchrig.spec": (BELOW_STAGES | {"benchrig.checks", "benchrig.samples"}, frozenset()),
     "benchrig.samples": (BELOW_STAGES | {"benchrig.checks", "benchrig.spec"}, frozenset()),
     "benchrig.execute": (BELOW_STAGES, frozenset({"benchrig.drivers", "benchrig.drivers.base"})),
-    "benchrig.orchestrate.windows": (BELOW_STAGES | {"benchrig.drivers", "benchrig.checks"},
-                                     frozenset()),
+    "benchrig.suites.windows": (BELOW_STAGES | {"benchrig.drivers", "benchrig.checks",
+                                                "benchrig.suites.turns"}, frozenset()),
+    "benchrig.suites.turns": (BELOW_STAGES | {"benchrig.drivers", "benchrig.checks",
+                                              "benchrig.suites.windows"}, frozenset()),
 }
 # each package's contract: the one file name that may repeat (always named with its package)
 REPEATABLE = {"__init__.py", "__main__.py", "base.py"}
@@ -165,8 +168,9 @@ def test_each_narrower_rule_holds() -> None:
     ("benchrig.execute.base", "benchrig.report.table"),
     ("benchrig.spec", "benchrig.drivers.replay"),
     ("benchrig.samples", "benchrig.report"),
-    ("benchrig.orchestrate.windows", "benchrig.report.context"),
-    ("benchrig.orchestrate.windows", "benchrig.execute.plan"),
+    ("benchrig.suites.windows", "benchrig.report.context"),
+    ("benchrig.suites.windows", "benchrig.execute.plan"),
+    ("benchrig.suites.turns", "benchrig.spec"),
 ])
 def test_a_planted_import_against_a_narrower_rule_is_caught(module: str, target: str) -> None:
     """The attack: an import that the layer order alone allows (it runs down) but the page's

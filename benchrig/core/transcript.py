@@ -21,7 +21,7 @@ class Transcript:
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     turns: int | None = None
-    # tool use (benchrig.orchestrate.conversation): each model reply with the messages it
+    # tool use (benchrig.suites.turns): each model reply with the messages it
     # answered, and why the runtime could not take tools at all (the case is then `unsupported`)
     tool_turns: tuple[Mapping[str, Any], ...] = ()
     unsupported: str | None = None

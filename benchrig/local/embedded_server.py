@@ -51,7 +51,7 @@ class EmbeddedServer:
     Use as a context manager; `base_url` ends in `/v1`. It serves one request at a time:
     llama-cpp-python's default lets a new request cancel a stream in progress, which
     returns empty answers to concurrent clients, so that is turned off. The child process
-    (serve_child.py) also turns off prompt-prefix reuse and keeps llama.cpp's counters.
+    (embedded_server_child.py) also turns off prompt-prefix reuse and keeps llama.cpp's counters.
     """
 
     def __init__(self, config: ServerConfig) -> None:

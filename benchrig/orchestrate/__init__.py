@@ -1,1 +1,1 @@
-"""One attempt run: the runner and matrix, a window ladder, a conversation, a remote worker."""
+"""Attempts, run: one attempt and the matrix (runner), an attempt in a remote worker (remote)."""

@@ -30,16 +30,16 @@ def single_answer(attempt: AttemptInput) -> Outcome:
 
 def conversation(attempt: AttemptInput) -> Outcome:
     """A tool case's planned turns through the driver's `tool_turn`, each judged as it comes
-    (benchrig.orchestrate.conversation), then the whole judged; a task without tools and turns is
+    (benchrig.suites.turns), then the whole judged; a task without tools and turns is
     answered once."""
     return _answered(attempt, converse=is_tool_case(attempt.task.frontmatter))
 
 
 def window_ladder(attempt: AttemptInput) -> Outcome:
     """Every window of a context scenario in order, each warmed up, filled, timed and judged
-    (benchrig.orchestrate.windows); recorded with the widest window. A window past the model's
+    (benchrig.suites.windows); recorded with the widest window. A window past the model's
     trained context is that step's failure (DriverRequest.strict_context)."""
-    from benchrig.orchestrate.windows import context_attempt  # only the context suite needs it
+    from benchrig.suites.windows import context_attempt  # only the context suite needs it
 
     request = replace(attempt.request, strict_context=True)
     settings, output, error, verdict = context_attempt(attempt.task, attempt.driver, request)
@@ -81,7 +81,7 @@ def _driven(attempt: AttemptInput, converse: bool
     deadline: Deadline = request.deadline
     try:
         if converse:  # imported here: most runs hold no tool case
-            from benchrig.orchestrate.conversation import converse as talk
+            from benchrig.suites.turns import converse as talk
 
             return talk(driver, request, attempt.task), None
         output: DriverOutput = driver.run(request)

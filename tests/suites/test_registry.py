@@ -123,7 +123,7 @@ def test_an_embedded_only_suite_is_refused_on_another_driver(registered: None) -
 
 
 ASKERS = [ROOT / "benchrig" / name for name in ("orchestrate/runner.py", "orchestrate/remote.py",
-                                               "orchestrate/conversation.py", "spec.py",
+                                               "suites/turns.py", "spec.py",
                                                "prompt.py")]
 
 
