@@ -22,17 +22,11 @@ from types import MappingProxyType
 from typing import Any
 
 from benchrig.core.errors import UsageError
-from benchrig.suites import ANSWER_SCORED, SUITES, find_suite, known_suites
+from benchrig.suites import find_suite, known_suites
 
 CONFIG_NAME = "benchrig.toml"
 DEFAULT_THINKING_MODELS = ("deepseek-r1", "qwq", "magistral", "qwen3")
 DEFAULT_MULTIPLIER = 12
-# Suites whose token budget a thinking model multiplies (its trace comes before the answer).
-MULTIPLIED_SUITES = frozenset(ANSWER_SCORED)
-# None = the model's own default; speed and context measure the engine, so thinking is off.
-DEFAULT_THINK: Mapping[str, bool | None] = MappingProxyType(
-    {"speed": False, "context": False, "coding": None, "reasoning": None, "polish": None,
-     "tool_use": None})
 MODEL_DEFAULT = "default"
 
 
@@ -47,7 +41,8 @@ class Config:
 
     thinking_models: tuple[str, ...] = DEFAULT_THINKING_MODELS
     thinking_token_multiplier: int = DEFAULT_MULTIPLIER
-    think: Mapping[str, bool | None] = field(default_factory=lambda: DEFAULT_THINK)
+    # benchrig.toml's `[think]`, by suite; a suite it leaves out keeps its own (Suite.think)
+    think: Mapping[str, bool | None] = field(default_factory=lambda: MappingProxyType({}))
     path: Path | None = None
 
     def is_thinking_model(self, model: str) -> bool:
@@ -56,11 +51,17 @@ class Config:
         return any(base.startswith(name.lower()) for name in self.thinking_models)
 
     def think_default(self, suite: str) -> bool | None:
-        return self.think.get(suite)
+        """Thinking on, off, or None (the model's own) for the suite's tasks: benchrig.toml's
+        word, else the suite's (speed and context measure the engine: off)."""
+        if suite in self.think:
+            return self.think[suite]
+        found = find_suite(suite)
+        return None if found is None else found.think
 
     def multiplier(self, model: str, suite: str) -> int:
         """How many times the task's token budget this model gets in this suite."""
-        if suite in MULTIPLIED_SUITES and self.is_thinking_model(model):
+        found = find_suite(suite)  # an answer-scored suite: the trace comes before the answer
+        if found is not None and found.answer_scored and self.is_thinking_model(model):
             return self.thinking_token_multiplier
         return 1
 
@@ -89,9 +90,9 @@ def _parse(path: Path, data: dict[str, Any]) -> Config:
     table = data.get("think", {})
     if not isinstance(table, dict):
         raise _problem(path, "think", "must be a table of suite = true | false | \"default\"")
-    think = dict(DEFAULT_THINK)
+    think: dict[str, bool | None] = {}
     for suite, value in table.items():
-        if suite not in SUITES and find_suite(suite) is None:  # a plugin's suite is one too
+        if find_suite(suite) is None:  # a plugin's suite is one too
             raise _problem(path, f"think.{suite}",
                            f"unknown suite; suites: {', '.join(known_suites())}")
         if value == MODEL_DEFAULT:

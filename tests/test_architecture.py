@@ -143,6 +143,63 @@ def test_there_is_no_import_circle() -> None:
     assert circles == []
 
 
+# The report, the runner and the plan ask a task's suite (its declared attributes and its
+# report facet), never its name: docs/security.md#a-suite-is-asked-never-named.
+ASKS_THE_SUITE = ("benchrig/report", "benchrig/orchestrate/runner.py", "benchrig/execute",
+                  "benchrig/checks", "benchrig/config.py")
+# The name lists of benchrig.suites are the built-ins' facts kept for callers outside; a
+# module that asks the suite has no use for them.
+NAME_LISTS = {"SUITES", "COMPOSITE", "UNTIMED", "LEVELS", "ANSWER_SCORED", "OPT_IN"}
+
+
+def _literals(node: ast.AST) -> list[str]:
+    """The string constants `node` is, or holds as a tuple, list or set display."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [v for element in node.elts for v in _literals(element)]
+    return []
+
+
+def suite_name_branches(source: str, names: set[str]) -> list[str]:
+    """Where `source` compares to, tests membership in, or subscripts by a literal suite name
+    of `names`, or imports one of benchrig.suites' name lists: `line: what`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            hits = [v for part in (node.left, *node.comparators) for v in _literals(part)]
+        elif isinstance(node, ast.Subscript):
+            hits = _literals(node.slice)
+        elif isinstance(node, ast.ImportFrom) and node.module == "benchrig.suites":
+            hits = [a.name for a in node.names if a.name in NAME_LISTS]
+            found += [f"{node.lineno}: imports {hit}" for hit in hits]
+            continue
+        else:
+            continue
+        found += [f"{node.lineno}: {hit!r}" for hit in hits if hit in names]
+    return found
+
+
+def test_no_suite_is_named_where_it_is_asked() -> None:
+    from benchrig.suites import BUILTIN
+
+    names = set(BUILTIN)
+    paths = sorted(p for root in ASKS_THE_SUITE for p in
+                   ((ROOT / root).rglob("*.py") if (ROOT / root).is_dir() else [ROOT / root]))
+    branches = [f"{path.relative_to(ROOT)}:{where}" for path in paths
+                for where in suite_name_branches(path.read_text(encoding="utf-8"), names)]
+    assert branches == []
+
+
+def test_the_scan_finds_a_suite_name_branch() -> None:
+    names = {"context", "speed"}
+    source = ('from benchrig.suites import UNTIMED\n'
+              'a = r.suite == "context"\nb = s in ("speed", "x")\nc = card.suites["speed"]\n'
+              'd = r.get("context")\ne = "context" if x else "y"\n')
+    assert suite_name_branches(source, names) == [
+        "1: imports UNTIMED", "2: 'context'", "3: 'speed'", "4: 'speed'"]
+
+
 def narrower_breaches(graph: dict[str, set[str]]) -> list[str]:
     """Every import a row with a narrower rule than "everything below" may not make."""
     found = []

@@ -13,7 +13,7 @@ from benchrig.core.task import TaskSpec
 from benchrig.drivers.base import capable
 from benchrig.execute.base import AttemptSpec
 from benchrig.local.model import KNOWN_MODELS
-from benchrig.suites import SUITES, get_suite
+from benchrig.suites import get_suite, known_suites
 from benchrig.textsafe import printable
 
 LOCAL_PROVIDER = "local"  # an agent against the embedded model, served by BenchRig
@@ -200,9 +200,9 @@ def describe(specs: list[AttemptSpec], past: list[dict[str, Any]], jobs: int) ->
     alone = sum(s.exclusive for s in specs)
     if alone:
         # named by their suites, the built-ins in their order (speed/context)
+        order = {name: i for i, name in enumerate(known_suites())}
         timed = sorted({s.task.suite for s in specs if s.exclusive},
-                       key=lambda name: (SUITES.index(name) if name in SUITES else len(SUITES),
-                                         name))
+                       key=lambda name: (order.get(name, len(order)), name))
         lines.append(f"  {alone} {'/'.join(timed)} attempt{'s' if alone != 1 else ''} run alone")
     if known:
         eta = serial + parallel / jobs

@@ -9,13 +9,12 @@ from dataclasses import dataclass
 
 from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
+from benchrig.report.facets import facet
 from benchrig.report.grouping import Group
 from benchrig.report.markdown import header, row
 from benchrig.report.render_csv import writer
-from benchrig.suites import SUITES
 from benchrig.textsafe import label
 
-SUITE_ORDER = {name: i for i, name in enumerate(SUITES)}
 DIFFERS = "≠"
 WIDTH = 120  # columns the text table fits in (a wide terminal; piped output alike)
 NOTE = ("passes / attempts that reached a verdict (errors not of the model's doing are "
@@ -66,7 +65,7 @@ def task_table(groups: list[Group], per_sample: bool = False) -> TaskTable:
             tally[2] += 1
         for key, (passed, scored, attempts) in per_task.items():
             counts.setdefault(key, [None] * len(groups))[index] = Cell(passed, scored, attempts)
-    tasks = sorted(counts, key=lambda k: (SUITE_ORDER.get(k[0], 99), k[0], k[1]))
+    tasks = sorted(counts, key=lambda k: (facet(k[0]).order, k[0], k[1]))
     columns = [label(f"{g.name} · {g.agent}") for g in groups]
     return TaskTable(columns, tasks, counts)
 

@@ -13,6 +13,7 @@ from benchrig.attempts import unit, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
 from benchrig.report.crowding import crowded_ttft
+from benchrig.report.facets import facet
 from benchrig.report.render_json import estimate
 from benchrig.report.select import settings_keys, variant_names
 from benchrig.report.stats import (
@@ -23,7 +24,6 @@ from benchrig.report.stats import (
     ratio_of_means,
 )
 from benchrig.resultio.record import Record, as_records
-from benchrig.suites import SUITES
 from benchrig.textsafe import label
 
 TaskKey = tuple[str, str]  # suite, task
@@ -137,7 +137,7 @@ def _task_mean(counts: Iterable[TaskCount]) -> float | None:
 def _row(suite: str, keys: list[TaskKey], a: Side, b: Side) -> Row:
     pairs = [(a.counts[k], b.counts[k]) for k in keys]
     decided = [(x, y) for x, y in pairs if x[1] and y[1]]
-    coding = suite == "coding"
+    coding = facet(suite).pass_at_k  # coding: its tasks' pass@k beside the rates
     return Row(
         suite=suite, tasks=len(keys),
         rate_a=_task_mean(p[0] for p in decided), rate_b=_task_mean(p[1] for p in decided),
@@ -170,7 +170,7 @@ def compare(given: Sequence[Mapping[str, Any]], a: str, b: str) -> Comparison:
     _one_of_each("B", b, side_b)
     one, two = _side(a, side_a), _side(b, side_b)
     paired = sorted(set(one.counts) & set(two.counts),
-                    key=lambda k: (SUITES.index(k[0]) if k[0] in SUITES else 99, k))
+                    key=lambda k: (facet(k[0]).order, k))
     if not paired:  # nothing to pair: an empty comparison would read as "no difference"
         raise UsageError(f"A={label(a)} ({len(one.counts)} tasks) and B={label(b)} "
                          f"({len(two.counts)} tasks) share no task: nothing to compare")

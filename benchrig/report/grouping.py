@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchrig.attempts import without_retried_errors
+from benchrig.report.facets import facet
 from benchrig.report.select import SettingsKey, settings_keys, variant_names
 from benchrig.resultio.record import Record, as_records
-from benchrig.suites import LEVELS
 
 
 @dataclass(frozen=True)
@@ -31,14 +31,14 @@ class Group:
 
 
 def attempts_only(records: list[Record]) -> list[Record]:
-    """The results that are attempts: a sweep's levels (suites.LEVELS) are measured
+    """The results that are attempts: a sweep's levels (SuiteReport.levels) are measured
     distributions with nothing to pass, shown in their own section, never counted here."""
-    return [r for r in records if r.suite not in LEVELS]
+    return [r for r in records if not facet(r.suite).levels]
 
 
 def levels_only(records: list[Record]) -> list[Record]:
-    """The results that are a sweep's levels (suites.LEVELS): what attempts_only leaves."""
-    return [r for r in records if r.suite in LEVELS]
+    """The results that are a sweep's levels (SuiteReport.levels): what attempts_only leaves."""
+    return [r for r in records if facet(r.suite).levels]
 
 
 def grouped(results: Sequence[Mapping[str, Any]]) -> list[Group]:

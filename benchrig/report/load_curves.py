@@ -11,6 +11,7 @@ from typing import Any
 
 from benchrig.jsonsafe import finite
 from benchrig.load.distributions import difference_intervals, percentile
+from benchrig.report.facets import facet
 from benchrig.resultio.record import Record, as_records
 from benchrig.textsafe import label
 
@@ -116,8 +117,9 @@ def samples_of(point: Point) -> dict[str, list[float]]:
 
 
 def load_levels(results: Iterable[Mapping[str, Any]]) -> list[Record]:
-    """The load suite's results (a level each); the other views leave them out."""
-    return [r for r in as_records(results) if r.suite == "load"]
+    """A sweep's results (a level each: SuiteReport.levels); the other views leave them
+    out."""
+    return [r for r in as_records(results) if facet(r.suite).levels]
 
 
 def curves(results: Iterable[Mapping[str, Any]]) -> list[Curve]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from benchrig.report.context import StepFigures, memory_text
 from benchrig.report.crowding import in_flight_text
 from benchrig.report.disagreed import disagree_text
+from benchrig.report.panel import panel
 from benchrig.report.scorecard import ModelCard, Span, SpeedFigures, SuiteCard
 from benchrig.report.table import ModelRow
-from benchrig.report.tooluse import tool_line
 
 ERRORS_NOTE = ("pass rate = passed ÷ attempts that reached a verdict (a timeout counts as "
                "failed); errors of the infrastructure or of BenchRig are shown beside it, "
@@ -21,6 +21,11 @@ COMPOSITE_FORMULA = ("composite = mean of the suite scores present: coding at as
                      "level (coding_pass_rate), context by window (context_retrieval_pct), "
                      "reasoning and polish at task level; speed and tool use are not in it")
 MIXED_TTFT = "all suites: it mixes context windows, compare TTFT per suite and window"
+
+
+def by_window(card: ModelCard) -> bool:
+    """The model ran a suite measured by window: its mean TTFT mixes window sizes."""
+    return any(s.context is not None for s in card.suites.values())
 
 
 def ttft(value: float | None, in_flight: int) -> str:
@@ -69,12 +74,6 @@ def interval_note(cards: list[ModelCard]) -> str:
     return note
 
 
-def _coding(card: SuiteCard) -> str:
-    return (f"Tasks Passed: {card.passed}/{card.scored} ({pct(card.rate)})"
-            f"{span(card.rate_span)} · Assertions: {card.checks_passed}/{card.checks_total} "
-            f"({pct(card.checks_rate)}){span(card.checks_span)}")
-
-
 def speed_line(f: SpeedFigures) -> str:
     """One speed task: decode rate [range over runs], prefill, TTFT, tokens, finish reasons."""
     decode = tps(f.decode_tps, f.decode_floored)
@@ -85,24 +84,6 @@ def speed_line(f: SpeedFigures) -> str:
     return (f"decode {decode} · prefill {tps(f.prefill_tps)} · "
             f"TTFT {ttft(f.avg_ttft_s, f.ttft_in_flight)} · "
             f"{tokens} tokens (finish: {finish})")
-
-
-def _speed(card: SuiteCard) -> str:
-    return f"{len(card.speed)} task{'s' if len(card.speed) != 1 else ''}, not scored"
-
-
-def _context(card: SuiteCard, with_rate: bool) -> str:
-    windows = f"{card.checks_passed}/{card.checks_total} windows"
-    text = (f"context_retrieval_pct {rate_text(card.checks_rate, card.checks_span)} ({windows})"
-            if with_rate else windows)
-    if card.context is not None:
-        failed = sum(s.errors for s in card.context.steps)
-        if failed:  # out of the retrieval, never out of sight
-            text += f" · {failed} window{'s' if failed != 1 else ''} failed by infra or harness"
-        text += f" · spill point {card.context.spill}"
-        if card.context.load_time_s is not None:
-            text += f" · load {seconds(card.context.load_time_s)} per window (warm-up)"
-    return text
 
 
 STEP_HEADERS = ["window", "prompt tokens", "TTFT", "prefill (engine / client)", "decode",
@@ -129,14 +110,8 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
         text = (" · ".join(f"pass@{k} {pct(v)}" for k, v in card.pass_at.items())
                 + f" over {card.problems} problems ({card.passed}/{card.scored} attempts "
                 "passed; not in the composite)")
-    elif card.suite == "coding":
-        text = _coding(card)
-    elif card.suite == "speed":
-        text = _speed(card)
-    elif card.tools is not None:
-        text = tool_line(card.tools, span(card.rate_span))
-    elif card.suite == "context":
-        text = _context(card, with_rate)
+    elif (own := panel(card.suite).detail(card, with_rate)) is not None:
+        text = own  # the suite's own line (panel.Panel): coding levels, speed, context, tools
     else:
         text = f"{card.passed}/{card.scored} passed"
         if with_rate:
@@ -145,11 +120,21 @@ def suite_detail(card: SuiteCard, with_rate: bool = True) -> str:
             text += f" · checks {card.checks_passed}/{card.checks_total}"
         if card.thinking_share is not None and card.thinking_tokens:
             text += f" · thinking {pct(card.thinking_share)} of output tokens"
+    for figure in card.figures:  # the suite's declared figures (SuiteReport.figures)
+        text += f" · {figure.text} {figure_text(figure.value)}"
     if card.errors and card.tools is None:  # the tool line counts its errors itself
         text += f" · {errors_text(card.errors)}"
     if card.deterministic:
         text += f" · {DETERMINISTIC}"
     return text
+
+
+def figure_text(value: float | int | str | None) -> str:
+    """A suite's declared figure as words: a number as written, a float to 4 significant
+    digits, None as n/a (the text is label()led already)."""
+    if value is None:
+        return "n/a"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def errors_text(count: int) -> str:

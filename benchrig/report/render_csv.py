@@ -11,13 +11,15 @@ from typing import Any
 
 from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
-from benchrig.report.context import step_columns, step_values, windows
 from benchrig.report.disagreed import disagreement
-from benchrig.report.scorecard import ModelCard, Span, SuiteCard
+from benchrig.report.facets import facet, in_order, registered
+from benchrig.report.panel import high as _high
+from benchrig.report.panel import low as _low
+from benchrig.report.panel import number as _number
+from benchrig.report.panel import panel
+from benchrig.report.scorecard import ModelCard, SuiteCard
 from benchrig.report.table import ModelRow
-from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, Rate
 from benchrig.resultio.record import Record
-from benchrig.suites import SUITES
 from benchrig.textsafe import PRINT_CAP, label, printable
 
 # A spreadsheet runs a cell that starts with one of these as a formula (a tab or a carriage
@@ -80,75 +82,40 @@ def render_table(rows: list[ModelRow]) -> str:
     return out.getvalue()
 
 
-def _number(value: float | None, digits: int = 4) -> str:
-    return "" if value is None else f"{value:.{digits}f}"
-
-
 def suite_columns(name: str) -> list[str]:
-    """The CSV columns of one suite, in a fixed order."""
-    if name == "coding":
-        own = ["coding_task_pass_rate", "coding_tasks_passed", "coding_task_count",
-               "coding_assertions_passed", "coding_assertion_count", "coding_pass_rate",
-               "coding_pass_rate_min", "coding_pass_rate_max"]
-    elif name == "speed":
-        own = ["speed_eval_tok_sec", "speed_eval_tok_sec_floored", "speed_prompt_eval_tok_sec",
-               "speed_avg_output_tokens"]
-    elif name == "tool_use":
-        own = [f"tool_use_{rate}{part}" for rate in TOOL_RATES
-               for part in ("", "_numerator", "_denominator")]
-        own += [f"tool_use_{c}" for c in TOOL_COUNTS]
-    elif name == "context":
-        own = ["context_retrieval_rate", "context_retrieval_rate_min", "context_retrieval_rate_max",
-               "context_windows_passed", "context_window_count", "context_pass_rate",
-               "context_passed", "context_count", "context_spill_point", "load_time_sec"]
-    else:
+    """The CSV columns of one suite, in a fixed order: its own (its panel's, else the plain
+    line's), its TTFT and truncation, then the figures it declares (`<suite>_<figure>`)."""
+    own = panel(name).columns(name)
+    if own is None:
         own = [f"{name}_{c}" for c in ("pass_rate", "passed", "count", "pass_rate_min",
                                        "pass_rate_max", "checks_passed", "check_count",
                                        "truncated_thinking", "thinking_token_share")]
-    return [*own, f"{name}_avg_ttft_sec", f"{name}_ttft_in_flight", f"{name}_truncated_runs"]
+    return [*own, f"{name}_avg_ttft_sec", f"{name}_ttft_in_flight", f"{name}_truncated_runs",
+            *(f"{name}_{figure.name}" for figure in facet(name).figures)]
 
 
 CARD_COLUMNS = ["composite_score", "composite_score_min", "composite_score_max",
                 "composite_suites", "avg_ttft_sec", "ttft_in_flight", "truncated_runs"]
 
 
-def _low(value: Span | None) -> float | None:
-    return value.low if value else None
-
-
-def _high(value: Span | None) -> float | None:
-    return value.high if value else None
-
-
-def _suite_values(s: SuiteCard) -> list[str]:
-    if s.suite == "coding":
-        own = [_number(s.rate), str(s.passed), str(s.scored), str(s.checks_passed),
-               str(s.checks_total), _number(s.checks_rate), _number(_low(s.checks_span)),
-               _number(_high(s.checks_span))]
-    elif s.suite == "speed":
-        own = [_number(s.decode_tps, 3), str(s.decode_floored).lower(),
-               _number(s.prefill_tps, 3), _number(s.avg_output_tokens, 1)]
-    elif s.tools is not None:
-        rates: list[Rate] = [getattr(s.tools, rate) for rate in TOOL_RATES]
-        own = [v for r in rates for v in (_number(r.value), str(r.numerator),
-                                          str(r.denominator))]
-        own += [str(getattr(s.tools, c)) for c in TOOL_COUNTS]
-    elif s.suite == "context":  # a fraction, as every rate of the CSV
-        own = [_number(s.checks_rate), _number(_low(s.checks_span)),
-               _number(_high(s.checks_span)), str(s.checks_passed), str(s.checks_total),
-               _number(s.rate), str(s.passed), str(s.scored),
-               s.context.spill if s.context else "",
-               _number(s.context.load_time_s if s.context else None)]
-    else:
+def _suite_values(s: SuiteCard) -> list[str | int | float | None]:
+    own: list[str] | None = panel(s.suite).values(s)
+    if own is None:
         own = [_number(s.rate), str(s.passed), str(s.scored), _number(_low(s.rate_span)),
                _number(_high(s.rate_span)), str(s.checks_passed), str(s.checks_total),
                str(s.truncated_thinking), _number(s.thinking_share)]
-    return [*own, _number(s.avg_ttft_s), str(s.ttft_in_flight), str(s.truncated)]
+    return [*own, _number(s.avg_ttft_s), str(s.ttft_in_flight), str(s.truncated),
+            *(_figure(figure.value) for figure in s.figures)]
 
 
-def card_columns(card: ModelCard) -> dict[str, str]:
+def _figure(value: float | int | str | None) -> str | int | float | None:
+    """A suite's declared figure: a float at the CSV's 4 decimals; `cell` guards a text."""
+    return _number(value) if isinstance(value, float) else value
+
+
+def card_columns(card: ModelCard) -> dict[str, str | int | float | None]:
     """The scorecard half of a CSV row, with the column names the documentation uses."""
-    row = dict(zip(CARD_COLUMNS, [
+    row: dict[str, str | int | float | None] = dict(zip(CARD_COLUMNS, [
         _number(card.composite), _number(_low(card.composite_span)),
         _number(_high(card.composite_span)), " ".join(card.composite_suites),
         _number(card.avg_ttft_s), str(card.ttft_in_flight), str(card.truncated)], strict=True))
@@ -162,19 +129,21 @@ def render_report(report: Report) -> str:
     (a suite's columns appear when any model ran it; empty where this model did not)."""
     table = list(csv.reader(io.StringIO(render_table(report.rows))))
     cards = report.cards
-    present = {name for card in cards for name in card.suites}
-    columns = CARD_COLUMNS + [c for name in SUITES if name in present
-                              for c in suite_columns(name)]
-    contexts = [c.suites["context"].context for c in cards if "context" in c.suites]
-    found = windows(f for f in contexts if f is not None)
-    columns += step_columns(found)
+    # a registered suite's lines, by their order (an imported pack's line has no columns)
+    present = in_order({name for card in cards for name in card.suites if registered(name)})
+    columns = CARD_COLUMNS + [c for name in present for c in suite_columns(name)]
+    wide = [panel(name).wide([c.suites[name] for c in cards if name in c.suites])
+            for name in present]  # columns across every model's card: context's windows
+    for more, _ in wide:
+        columns += more
     out = io.StringIO()
     write = writer(out)
     write(table[0] + columns)
     for base, card in zip(table[1:], cards, strict=True):
         row = card_columns(card)
-        if "context" in card.suites:
-            row |= step_values(card.suites["context"].context, found)
+        for name, (_, cells) in zip(present, wide, strict=True):
+            if name in card.suites:
+                row |= cells(card.suites[name])
         write(base + [row.get(c, "") for c in columns])
     return out.getvalue()
 

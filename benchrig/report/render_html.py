@@ -23,27 +23,24 @@ if TYPE_CHECKING:
 
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
-from benchrig.report.context import StepFigures, context_figures
 from benchrig.report.disagreed import DISAGREE_NOTE
+from benchrig.report.facets import facet, in_order, registered
 from benchrig.report.grouping import Group
 from benchrig.report.load_curves import html_curves
+from benchrig.report.panel import Json, panel
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
-from benchrig.report.render_json import UNRATED, task_counts
+from benchrig.report.render_json import task_counts
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
-from benchrig.report.tooluse import tool_figures
 from benchrig.report.viewer import island_parts, payload_parts
 from benchrig.resultio.record import Record
-from benchrig.suites import SUITES
 from benchrig.textsafe import label, printable
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
            "#ff9da7", "#9c755f", "#bab0ac")
 CHART_WIDTH = 360  # pixels of the longest bar
 ROW = 16  # pixels per bar
-
-Json = dict[str, Any]
 
 
 def colour(index: int) -> str:
@@ -83,15 +80,15 @@ def _by_suite(group: Group, card: ModelCard) -> dict[str, Estimate | None]:
     per_suite: dict[str, list[Record]] = {}
     for r in group.results:
         per_suite.setdefault(card.line(r), []).append(r)
-    return {suite: None if suite == UNRATED else pass_rate(task_counts(results))
+    return {suite: pass_rate(task_counts(results)) if facet(suite).rated else None
             for suite, results in per_suite.items()}
 
 
 def _rate_bars(rates: list[dict[str, Estimate | None]], names: list[str]
                ) -> list[tuple[str, list[Bar]]]:
     """Per suite with a verdict, one bar per model row: its pass rate and interval."""
-    charts = []
-    for suite in SUITES:
+    charts = []  # a registered suite's lines, by their order (a pack's is its own section)
+    for suite in in_order({s for by_suite in rates for s in by_suite if registered(s)}):
         bars: list[Bar] = []
         for index, by_suite in enumerate(rates):
             found = by_suite.get(suite)
@@ -120,69 +117,6 @@ def _heat(cell: Cell | None) -> str:
     if cell is None or cell.rate is None:
         return "hn"
     return f"h{round(cell.rate * 10)}"
-
-
-def _context_chart(groups: list[Group]) -> Json | None:
-    """The context suite per model row: mean TTFT at each window and the share of its
-    needles retrieved there, from `evidence.context.steps` (one point per window, never
-    one per attempt at the sum of its windows). None when no row has a step."""
-    series = []
-    for i, group in enumerate(groups):
-        steps = context_figures([r for r in group.results if r.suite == "context"]).steps
-        windows: dict[int, list[StepFigures]] = {}
-        for step in steps:
-            windows.setdefault(step.window, []).append(step)
-        points = []
-        for window, at in sorted(windows.items()):
-            ttft = [s.ttft_s for s in at if s.ttft_s is not None]
-            attempts = sum(s.attempts for s in at)
-            points.append((window, sum(ttft) / len(ttft) * 1000 if ttft else None,
-                           sum(s.passed for s in at) / attempts if attempts else None))
-        if points:
-            series.append((i, points))
-    if not series:
-        return None
-    top_x = max(w for _, points in series for w, _, _ in points) or 1
-    top_y = max((t for _, points in series for _, t, _ in points if t), default=0.0) or 1.0
-
-    def x(window: int) -> float:
-        return 40 + window / top_x * CHART_WIDTH
-
-    lines: list[Json] = []
-    for i, points in series:
-        timed = [(w, t) for w, t, _ in points if t is not None]
-        retrieved = [(w, r) for w, _, r in points if r is not None]
-        lines.append({
-            "colour": colour(i), "name": label(f"{groups[i].name} · {groups[i].agent}"),
-            "ttft": [{"x": x(w), "y": 190 - t / top_y * 170,
-                      "title": f"window {w}: {t:.0f} ms"} for w, t in timed],
-            "retrieval": [{"x": x(w), "y": 190 - r * 170,
-                           "title": f"window {w}: {r * 100:.0f}% retrieved"}
-                          for w, r in retrieved]})
-    for made in lines:
-        for kind in ("ttft", "retrieval"):
-            dots: list[Json] = made[kind]
-            made[f"{kind}_path"] = " ".join(f"{p['x']:.1f},{p['y']:.1f}" for p in dots)
-    return {"top_x": top_x, "top_y": f"{top_y:.0f}", "series": lines}
-
-
-def _tool_rates(groups: list[Group]) -> list[Json]:
-    """The six tool-use rates per model row that ran the tool-use suite, as bars (a rate
-    with an empty denominator is n/a, drawn as no bar)."""
-    rows = []
-    for i, group in enumerate(groups):
-        tools = [r for r in group.results if r.suite == "tool_use"]
-        if not tools:
-            continue
-        f = tool_figures(tools)
-        rates = [("task success", f.task_success), ("tool selection", f.selection),
-                 ("arguments", f.arguments), ("abstention", f.abstention),
-                 ("false calls", f.false_calls), ("structured calls", f.structured)]
-        rows.append({"name": label(f"{group.name} · {group.agent}"), "colour": colour(i),
-                     "bars": [Bar(j * ROW, (rate.value or 0.0) * CHART_WIDTH, name,
-                                  rate.text(), colour(i)) for j, (name, rate) in
-                              enumerate(rates)]})
-    return rows
 
 
 def context(report: Report, filters: str = "", served: bool = False,
@@ -230,8 +164,10 @@ def context(report: Report, filters: str = "", served: bool = False,
         "rate_charts": rate_charts,
         "ttft_bars": _figure_bars([r.ttft_ms for r in report.rows], names, "ms", 0),
         "decode_bars": _figure_bars([r.tokens_per_s for r in report.rows], names, "t/s", 1),
-        "context_chart": _context_chart(groups),
-        "tool_rates": _tool_rates(groups),
+        # the suites' own panels (panel.Panel.html): the context chart, the tool-use rates
+        "context_chart": None, "tool_rates": [],
+        **{key: value for name in in_order({r.suite for r in everything})
+           for key, value in panel(name).html(groups).items()},
         "load_curves": html_curves(report.levels, CHART_WIDTH),  # not attempts: their own section
         "packs": [printable(line) for line in packs],
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's

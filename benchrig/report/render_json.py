@@ -4,20 +4,18 @@ their n, their 95 % intervals and the method of each, for CI and scripts."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
-from benchrig.report.context import window_counts
 from benchrig.report.grouping import Group
 from benchrig.report.load_curves import json_curves
-from benchrig.report.scorecard import Span, SuiteCard
+from benchrig.report.panel import Json, panel, span_json
+from benchrig.report.scorecard import SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
-from benchrig.report.tooluse import TOOL_COUNTS, TOOL_RATES, ToolFigures
 from benchrig.resultio.record import Record
 
 FORMAT_VERSION = 1
@@ -36,21 +34,20 @@ METHODS = {
                               "(metrics.disagreement); the figures shown are the gateway's",
 }
 
-Json = dict[str, Any]
-UNRATED = "speed"  # the suite that measures: its attempts have no verdict to rate
 
 
 def task_counts(results: list[Record]) -> list[TaskCount]:
-    """(passes, attempts that reached a verdict) of each task in `results`; a context
-    attempt counts by window (found, windows with a verdict), as the table and its card do."""
+    """(passes, attempts that reached a verdict) of each task in `results`; an attempt of a
+    suite counted in units (context: by window, found of windows with a verdict) counts
+    them, as the table and its card do (panel.Panel.units)."""
     tally: dict[tuple[str, str], list[int]] = {}
     for r in results:
         if counts_against_model(r):
             counts = tally.setdefault((r.suite, unit(r)), [0, 0])
-            if r.suite == "context" and r.result in ("pass", "fail"):
-                found, decided = window_counts(r)
-                counts[0] += found
-                counts[1] += decided
+            units = panel(r.suite).units(r) if r.result in ("pass", "fail") else None
+            if units is not None:
+                counts[0] += units[0]
+                counts[1] += units[1]
                 continue
             counts[0] += r.result == "pass"
             counts[1] += 1
@@ -68,49 +65,20 @@ def estimate(found: Estimate | None) -> Json | None:
     return out
 
 
-def _span(value: Span | None) -> Json | None:
-    return None if value is None else {"low": value.low, "high": value.high, "runs": value.runs}
-
-
-def _tool_use(figures: ToolFigures) -> Json:
-    """Each tool-use rate by its name (as the CSV's `tool_use_<rate>`), with its counts."""
-    rates = {name: getattr(figures, name) for name in TOOL_RATES}
-    return {**{name: {"value": r.value, "numerator": r.numerator,
-                      "denominator": r.denominator} for name, r in rates.items()},
-            **{name: getattr(figures, name) for name in TOOL_COUNTS}}
-
-
-def _context(card: SuiteCard) -> Json:
-    """context_retrieval by name: windows found ÷ windows with a verdict, and per window."""
-    figures = card.context
-    return {
-        "context_retrieval": {"value": card.checks_rate, "found": card.checks_passed,
-                              "windows": card.checks_total,
-                              "run_range": _span(card.checks_span)},
-        "spill_point": None if figures is None else figures.spill,
-        "windows": [] if figures is None else [
-            {"task": s.task, "window": s.window, "found": s.passed, "decided": s.decided,
-             "errors": s.errors, "retrieval": s.retrieval, "ttft_s": s.ttft_s,
-             "decode_tokens_per_s": s.decode_tps} for s in figures.steps],
-    }
-
-
 def _suite(card: SuiteCard, results: list[Record]) -> Json:
-    extra: Json = {}
-    if card.tools is not None:
-        extra["tool_use"] = _tool_use(card.tools)
-    if card.suite == "context":
-        extra |= _context(card)
+    extra: Json = dict(panel(card.suite).json(card))  # its own: tool-use rates, context windows
+    if card.figures:  # the figures its suite declares (SuiteReport.figures), by name
+        extra["figures"] = {figure.name: figure.value for figure in card.figures}
     if card.pass_at is not None:  # an imported pack's own line: its figure is pass@k
         extra["pack"] = {"pass_at": {str(k): v for k, v in card.pass_at.items()},
                          "problems": card.problems}
     return {
         "attempts": len(results), "passed": card.passed, "scored": card.scored,
         "errors": card.errors, "runs": card.runs,
-        "pass_rate": None if card.suite == UNRATED else estimate(pass_rate(task_counts(results))),
-        "run_range": _span(card.rate_span),
+        "pass_rate": estimate(pass_rate(task_counts(results))) if card.facet.rated else None,
+        "run_range": span_json(card.rate_span),
         "checks": {"passed": card.checks_passed, "total": card.checks_total,
-                   "rate": card.checks_rate, "run_range": _span(card.checks_span)},
+                   "rate": card.checks_rate, "run_range": span_json(card.checks_span)},
         "score": card.score,
         "avg_ttft_s": card.avg_ttft_s, "ttft_in_flight": card.ttft_in_flight,
         "decode_tokens_per_s": card.decode_tps,
@@ -143,7 +111,7 @@ def summary_json(report: Report) -> Json:
             "model": group.model, "agent": group.agent, "variant": group.variant or None,
             "settings": _settings(group), **_row(row),
             "pass_rate": estimate(pass_rate(task_counts(group.results))),
-            "composite": {"value": card.composite, "run_range": _span(card.composite_span),
+            "composite": {"value": card.composite, "run_range": span_json(card.composite_span),
                           "suites": list(card.composite_suites)},
             # a card keys its suites by their printable name
             "suites": {suite: _suite(card.suites[suite], results)

@@ -18,6 +18,7 @@ from benchrig.report.phrases import (
     STEP_HEADERS,
     TABLE_HEADERS,
     WARN,
+    by_window,
     errors_text,
     interval_note,
     rate_text,
@@ -78,14 +79,12 @@ def _task_rows(group: Group, card: ModelCard) -> list[str]:
 
 def _step_tables(card: ModelCard) -> list[str]:
     """The context suite's per-window table, one per scenario."""
-    context = card.suites["context"].context if "context" in card.suites else None
-    if context is None:
-        return []
     lines: list[str] = []
-    for task in dict.fromkeys(s.task for s in context.steps):
-        lines += ["", f"Context windows of {text(task)} (spill point: "
-                  f"{text(context.spill)}):", "", *header(STEP_HEADERS)]
-        lines += [row(step_cells(s)) for s in context.steps if s.task == task]
+    for context in (s.context for s in card.suites.values() if s.context is not None):
+        for task in dict.fromkeys(s.task for s in context.steps):
+            lines += ["", f"Context windows of {text(task)} (spill point: "
+                      f"{text(context.spill)}):", "", *header(STEP_HEADERS)]
+            lines += [row(step_cells(s)) for s in context.steps if s.task == task]
     return lines
 
 
@@ -104,7 +103,7 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
             Md("**composite**"), Md(f"**{text(composite)}**"), str(runs),
             f"mean of {', '.join(card.composite_suites) or '—'}",
             f"{ttft(card.avg_ttft_s, card.ttft_in_flight)}"
-            f"{f' ({MIXED_TTFT})' if 'context' in card.suites else ''}",
+            f"{f' ({MIXED_TTFT})' if by_window(card) else ''}",
             f"{WARN} {card.truncated}" if card.truncated else "0"]))
         for suite in card.suites.values():
             score = rate_text(suite.score, suite.score_span) if suite.score is not None else "—"

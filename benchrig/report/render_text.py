@@ -13,6 +13,7 @@ from benchrig.report.phrases import (
     STEP_HEADERS,
     TABLE_HEADERS,
     WARN,
+    by_window,
     interval_note,
     pct,
     span,
@@ -75,7 +76,7 @@ def _step_table(suite: SuiteCard) -> list[str]:
 def render_cards_text(cards: list[ModelCard]) -> str:
     lines = [f"Scorecards — {interval_note(cards)}"]
     for card in cards:
-        mixed = f" ({MIXED_TTFT})" if "context" in card.suites else ""
+        mixed = f" ({MIXED_TTFT})" if by_window(card) else ""
         head = [f"{card.model} · {card.agent}", _composite(card),
                 f"avg TTFT {ttft(card.avg_ttft_s, card.ttft_in_flight)}{mixed}"]
         if card.truncated:

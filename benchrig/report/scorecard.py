@@ -17,103 +17,16 @@ from typing import Any
 from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
-from benchrig.report.context import ContextFigures, context_figures, window_counts
+from benchrig.report.cards import Span as Span
+from benchrig.report.cards import SpeedFigures as SpeedFigures
+from benchrig.report.cards import SuiteCard as SuiteCard
 from benchrig.report.crowding import crowded_ttft
+from benchrig.report.facets import facet, figure_values
 from benchrig.report.grouping import Group
+from benchrig.report.panel import panel
 from benchrig.report.stats import pass_at_k
-from benchrig.report.tooluse import ToolFigures, tool_figures
 from benchrig.resultio.record import Record, as_records
-from benchrig.suites import COMPOSITE, SUITES, UNTIMED
 from benchrig.textsafe import label
-
-# Suites scored by their checks, not by whole tasks: coding by assertion, context by window
-# (context_retrieval_pct: the share of windows whose needle was found).
-BY_CHECKS = ("coding", "context")
-
-
-@dataclass(frozen=True)
-class Span:
-    """The range of a figure over the runs: (lowest run, highest run, number of runs)."""
-
-    low: float
-    high: float
-    runs: int
-
-
-@dataclass(frozen=True)
-class SpeedFigures:
-    """One speed task over its attempts: decode and prefill rates, TTFT, tokens, stops."""
-
-    task: str
-    decode_tps: float | None
-    decode_floored: bool
-    decode_span: Span | None
-    prefill_tps: float | None
-    avg_ttft_s: float | None
-    output_tokens: float | None
-    finish_reasons: dict[str, int]
-    ttft_in_flight: int = 0  # TTFTs measured with others in flight (crowding)
-
-
-@dataclass(frozen=True)
-class SuiteCard:
-    """One suite of one model: what passed, how it was measured, what went wrong."""
-
-    suite: str
-    runs: int
-    passed: int
-    scored: int
-    errors: int  # errors not of the model's doing: shown beside the rate, not in it
-    checks_passed: int
-    checks_total: int
-    truncated: int
-    truncated_thinking: int
-    avg_ttft_s: float | None
-    rate_span: Span | None = None
-    checks_span: Span | None = None
-    thinking_tokens: int | None = None
-    output_tokens: int | None = None
-    decode_tps: float | None = None
-    decode_floored: bool = False
-    prefill_tps: float | None = None
-    finish_reasons: dict[str, int] = field(default_factory=dict)
-    max_checks: int = 0
-    avg_output_tokens: float | None = None
-    speed: tuple[SpeedFigures, ...] = ()
-    deterministic: bool = False
-    tools: ToolFigures | None = None  # tool_use: its own rates (out of the composite)
-    context: ContextFigures | None = None
-    ttft_in_flight: int = 0  # TTFTs in avg_ttft_s measured with others in flight
-    pass_at: dict[int, float] | None = None  # an imported pack's line: k → pass@k
-    problems: int = 0  # a pack's line: problems with a counted attempt
-
-    @property
-    def rate(self) -> float | None:
-        """Task level: passed ÷ attempts that reached a verdict (a timeout counts as not
-        passed; other errors are in `errors`, never in the rate)."""
-        return self.passed / self.scored if self.scored else None
-
-    @property
-    def checks_rate(self) -> float | None:
-        return self.checks_passed / self.checks_total if self.checks_total else None
-
-    @property
-    def score(self) -> float | None:
-        """What the composite averages: coding at assertion level (`coding_pass_rate`),
-        other answer-scored suites at task level; speed and tool use have none."""
-        if self.suite not in COMPOSITE or self.pass_at is not None:
-            return None  # a pack's pass@k is its own figure, never averaged in
-        return self.checks_rate if self.suite in BY_CHECKS else self.rate
-
-    @property
-    def score_span(self) -> Span | None:
-        return self.checks_span if self.suite in BY_CHECKS else self.rate_span
-
-    @property
-    def thinking_share(self) -> float | None:
-        if self.thinking_tokens is None or not self.output_tokens:
-            return None
-        return self.thinking_tokens / self.output_tokens
 
 
 @dataclass(frozen=True)
@@ -194,11 +107,10 @@ def _rate(results: list[Record]) -> float | None:
 
 
 def checks_of(result: Record) -> tuple[int, int]:
-    """(checks passed, checks counted) of a scored attempt: context by window, with the
-    windows failed by infra or harness left out (context.window_counts); else its checks."""
-    if result.suite == "context":
-        return window_counts(result)
-    return result.checks.passed, result.checks.total
+    """(checks passed, checks counted) of a scored attempt: its suite's own units (context by
+    window, the windows failed by infra or harness left out: Panel.units); else its checks."""
+    units = panel(result.suite).units(result)
+    return units if units is not None else (result.checks.passed, result.checks.total)
 
 
 def _checks(results: list[Record]) -> tuple[int, int]:
@@ -265,7 +177,8 @@ def suite_card(suite: str, given: Sequence[Mapping[str, Any]],
     pass_at, problems = pack_pass_at(results) if pack else (None, 0)
     scored = _scored(results)
     checks_passed, checks_total = _checks(results)
-    return SuiteCard(
+    shown = facet(suite)
+    card = SuiteCard(
         suite=label(suite),
         runs=len(runs),
         passed=sum(r.result == "pass" for r in scored),
@@ -286,14 +199,14 @@ def suite_card(suite: str, given: Sequence[Mapping[str, Any]],
         finish_reasons=_finishes(results),
         max_checks=max((r.checks.total for r in results), default=0),
         avg_output_tokens=mean_metric((r.metrics for r in results), "output_tokens"),
-        speed=speed_figures(results) if suite == "speed" else (),
         deterministic=all_greedy(results, len(runs)),
-        tools=tool_figures(results) if suite == "tool_use" else None,
-        context=context_figures(results) if suite == "context" else None,
         ttft_in_flight=crowded_ttft(results),
         pass_at=pass_at,
         problems=problems,
+        facet=shown,
+        figures=figure_values(suite, results),
     )
+    return panel(suite).extend(card, results)  # its own figures: speed per task, tool rates…
 
 
 def _composite_span(results: list[Record], suites: tuple[str, ...],
@@ -305,7 +218,7 @@ def _composite_span(results: list[Record], suites: tuple[str, ...],
     count = max((len(runs) for runs in per_suite.values()), default=0)
     values = []
     for k in range(count):
-        scores = [(_checks_rate if s in BY_CHECKS else _rate)(runs[k])
+        scores = [(_checks_rate if facet(s).by_checks else _rate)(runs[k])
                   for s, runs in per_suite.items() if k < len(runs)]
         mean = mean_known(scores)
         if mean is not None:
@@ -318,15 +231,15 @@ def model_card(model: str, agent: str, results: list[Record],
     """`packs`: each imported pack's task id → its name; those tasks make their pack's own
     line, out of their suite's (a HumanEval attempt is not a bundled coding task)."""
     packs = packs or {}
-    order = {name: i for i, name in enumerate(SUITES)}
     grouped: dict[str, list[Record]] = {}
     for result in results:
         grouped.setdefault(line_of(result, packs), []).append(result)
     runs = {s: by_run(group) for s, group in grouped.items()}  # once per line
     pack_names = set(packs.values())
     suites = {label(s): suite_card(s, grouped[s], runs[s], s in pack_names)
-              for s in sorted(grouped, key=lambda s: (s in pack_names, order.get(s, 99), s))}
+              for s in sorted(grouped, key=lambda s: (s in pack_names, facet(s).order, s))}
     scoring = tuple(s for s, card in suites.items() if card.score is not None)
+    timed = [r for r in results if facet(r.suite).timed]  # the legacy timing averages
     return ModelCard(
         model=label(model),
         agent=label(agent),
@@ -334,9 +247,9 @@ def model_card(model: str, agent: str, results: list[Record],
         composite=mean_known(suites[s].score for s in scoring),
         composite_span=_composite_span(results, scoring, runs),
         composite_suites=scoring,
-        avg_ttft_s=mean_known(_ttft_s(r) for r in results if r.suite not in UNTIMED),
+        avg_ttft_s=mean_known(_ttft_s(r) for r in timed),
         truncated=sum(card.truncated for card in suites.values()),
-        ttft_in_flight=crowded_ttft(r for r in results if r.suite not in UNTIMED),
+        ttft_in_flight=crowded_ttft(timed),
         packs=packs,
     )
 

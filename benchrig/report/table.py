@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, caveat, mean_metric
-from benchrig.report.context import window_counts
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.disagreed import disagreeing
+from benchrig.report.facets import facet
 from benchrig.report.grouping import Group
+from benchrig.report.panel import panel
 from benchrig.resultio.record import Record
-from benchrig.suites import UNTIMED
 from benchrig.textsafe import label
 
 
@@ -60,8 +60,9 @@ def _verdicts(group: list[Record]) -> tuple[int, int]:
     attempt; a counted error (timeout) is neither: ModelRow.scored adds it."""
     passed = failed = 0
     for r in group:
-        if r.suite == "context" and r.result in ("pass", "fail"):
-            found, decided = window_counts(r)
+        units = panel(r.suite).units(r) if r.result in ("pass", "fail") else None
+        if units is not None:  # its suite's units (panel.Panel.units): context's windows
+            found, decided = units
             passed, failed = passed + found, failed + decided - found
         else:
             passed += r.result == "pass"
@@ -75,8 +76,9 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
     for model, agent, group in ((g.name, g.agent, g.results) for g in groups):
         outcomes = [r.result for r in group]
         passed, failed = _verdicts(group)
-        # tool conversations stay out of the legacy timing averages (suites.UNTIMED)
-        metrics = [r.metrics for r in group if r.suite not in UNTIMED]
+        # tool conversations stay out of the legacy timing averages (SuiteReport.timed)
+        timed = [r for r in group if facet(r.suite).timed]
+        metrics = [r.metrics for r in timed]
         rows.append(ModelRow(
             model=label(model),
             agent=label(agent),
@@ -94,8 +96,8 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             cost_usd=mean_metric(metrics, "cost_usd"),
             tokens_per_s_caveat=caveat(metrics, "tokens_per_s"),
             cost_caveat=caveat(metrics, "cost_usd"),
-            by_window=any(r.suite == "context" for r in group),
-            ttft_in_flight=crowded_ttft(r for r in group if r.suite not in UNTIMED),
+            by_window=any(panel(r.suite).in_units for r in group),
+            ttft_in_flight=crowded_ttft(timed),
             disagreements=disagreeing(group),
         ))
     return rows

@@ -5,9 +5,9 @@ The runner, the plan and the task loader ask the task's suite here; none of them
 a suite's name. Public: this lookup, `benchrig.suites.base` (the contract) and
 `benchrig.suites.shapes` (the built-in attempt shapes a plugin suite may reuse).
 
-The name lists below are the built-in suites' report facts (which score an answer, which
-enter the composite); per-suite settings (thinking on or off) live in `config.py`, where
-benchrig.toml can change them.
+The name lists below repeat, for callers outside, what the built-in suites declare (their
+`answer_scored`, their report facet's `composite`, `timed`, `levels`; tests/suites/
+test_registry.py holds the two equal): BenchRig's own code asks the suite, never a list.
 """
 
 from __future__ import annotations

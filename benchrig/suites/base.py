@@ -8,7 +8,7 @@ so a new suite usually reuses one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -19,7 +19,8 @@ from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
 
-__all__ = ["AttemptInput", "Outcome", "Shape", "Suite", "Validator", "no_problems"]
+__all__ = ["AttemptInput", "Figure", "Outcome", "Shape", "Suite", "SuiteReport", "Validator",
+           "no_problems"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,47 @@ def no_problems(meta: Mapping[str, Any], body: str) -> list[str]:
     return []
 
 
+# One figure of a suite's report line, from one model's results on the suite (each read as
+# its result file's top-level keys: r["result"], r["notes"], …): a number, a short text, or
+# None when it does not apply.
+FigureOf = Callable[[Sequence[Mapping[str, Any]]], float | int | str | None]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure a suite adds to its report line: `name` is its CSV column
+    (`<suite>_<name>`) and its key under the suite's `figures` in the JSON summary; the text
+    and Markdown summaries show `<text> <value>` (`text` defaults to the name)."""
+
+    name: str
+    compute: FigureOf
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class SuiteReport:
+    """How the report shows a suite (its report facet; the default is a plain pass-rate
+    line). `rated`: its attempts have verdicts to rate (speed only measures); `by_checks`:
+    its score is its checks' share (coding by assertion, context by window), not its tasks';
+    `composite`: its score is averaged into the composite; `timed`: one timed generation per
+    attempt, so its TTFT and decode rate enter a model's timing averages; `levels`: its
+    results are levels of a sweep, never attempts (their own section); `pass_at_k`: a
+    comparison shows pass@k of its tasks; `order`: where its line stands (then by name);
+    `figures`: its own figures (`Figure`); `panel`: a built-in's bespoke figures in every
+    view, `module:attr` of a benchrig.report.panels.Panel, resolved by the report when it
+    renders (a suite never imports the report)."""
+
+    rated: bool = True
+    by_checks: bool = False
+    composite: bool = False
+    timed: bool = True
+    levels: bool = False
+    pass_at_k: bool = False
+    order: int = 99
+    figures: tuple[Figure, ...] = ()
+    panel: str | None = None
+
+
 @dataclass(frozen=True)
 class Suite:
     """A suite: `attempt` runs one attempt (a shape of benchrig.suites.shapes, or its own);
@@ -75,7 +117,12 @@ class Suite:
     `opt_in`: run only when named (`--suite` or a task id), never by default.
     The prompt: `system`, the system message a chat model is sent before every task of the
     suite; `instructions`, by mode (`chat`: a model's chat, `agent`: a coding agent), the
-    paragraph after the task's body (`{file}` stands for the task's solution file)."""
+    paragraph after the task's body (`{file}` stands for the task's solution file).
+    `answer_scored`: its answer is checked, so a reply cut off at the token limit is
+    truncated and a thinking model's token budget is multiplied (its trace comes first);
+    `think`: thinking on or off by default (None: the model's own; benchrig.toml's `[think]`
+    overrides it); `by_window`: its attempt judges one answer per context window (a window
+    ladder), as the `needle` check needs. `report`: how summaries show it (`SuiteReport`)."""
 
     name: str
     attempt: Shape
@@ -86,3 +133,7 @@ class Suite:
     opt_in: bool = False
     system: str | None = None
     instructions: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    answer_scored: bool = False
+    think: bool | None = None
+    by_window: bool = False
+    report: SuiteReport = SuiteReport()

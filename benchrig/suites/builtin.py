@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from benchrig.core.task import TEST_SUFFIX
-from benchrig.suites.base import Suite
+from benchrig.suites.base import Suite, SuiteReport
 from benchrig.suites.shapes import conversation, single_answer, sweep_only, window_ladder
 
 CODING_SYSTEM = "You are an expert Python programmer."
@@ -60,14 +60,34 @@ def _load_problems(meta: Mapping[str, Any], body: str) -> list[str]:
     return problems
 
 
-SPEED = Suite("speed", single_answer, exclusive=True)
+# The report facets: each suite's line, its score and its own figures (resolved by name from
+# benchrig.report.panels when a summary is rendered, so running a suite never loads the report).
+PANELS = "benchrig.report.panels"
+SPEED_REPORT = SuiteReport(rated=False, order=0, panel=f"{PANELS}:SPEED")
+CODING_REPORT = SuiteReport(by_checks=True, composite=True, pass_at_k=True, order=1,
+                            panel=f"{PANELS}:CODING")
+REASONING_REPORT = SuiteReport(composite=True, order=2)
+CONTEXT_REPORT = SuiteReport(by_checks=True, composite=True, order=3, panel=f"{PANELS}:CONTEXT")
+POLISH_REPORT = SuiteReport(composite=True, order=4)
+# several unstreamed requests per attempt, not one timed generation: out of the timing means
+TOOL_USE_REPORT = SuiteReport(timed=False, order=5, panel=f"{PANELS}:TOOL_USE")
+# a sweep's levels are distributions over many requests: their own section (report/load_curves.py)
+LOAD_REPORT = SuiteReport(timed=False, levels=True, order=6)
+
+# speed and context measure the engine (they generate to the limit on purpose): thinking off,
+# nothing truncated; the others check their answer
+SPEED = Suite("speed", single_answer, exclusive=True, think=False, report=SPEED_REPORT)
 CODING = Suite("coding", single_answer, _coding_problems, hidden_tests=True,
-               system=CODING_SYSTEM, instructions=CODING_INSTRUCTIONS)
-REASONING = Suite("reasoning", single_answer)
-CONTEXT = Suite("context", window_ladder, _context_problems, exclusive=True)
-POLISH = Suite("polish", single_answer)
-TOOL_USE = Suite("tool_use", conversation, opt_in=True, system=TOOL_SYSTEM)
+               system=CODING_SYSTEM, instructions=CODING_INSTRUCTIONS, answer_scored=True,
+               report=CODING_REPORT)
+REASONING = Suite("reasoning", single_answer, answer_scored=True, report=REASONING_REPORT)
+CONTEXT = Suite("context", window_ladder, _context_problems, exclusive=True, think=False,
+                by_window=True, report=CONTEXT_REPORT)
+POLISH = Suite("polish", single_answer, answer_scored=True, report=POLISH_REPORT)
+TOOL_USE = Suite("tool_use", conversation, opt_in=True, system=TOOL_SYSTEM,
+                 answer_scored=True, report=TOOL_USE_REPORT)
 # A sweep is many measured levels, one result each, not one planned attempt: `run` routes
 # it to benchrig.cli.load (docs/writing-a-suite.md#a-suite-that-is-not-one-attempt).
 # Exclusive: its figures are the server's timings under a known load, nothing beside it.
-LOAD = Suite("load", sweep_only, _load_problems, exclusive=True, opt_in=True)
+LOAD = Suite("load", sweep_only, _load_problems, exclusive=True, opt_in=True,
+             report=LOAD_REPORT)

@@ -5,9 +5,12 @@ The suite is the example of docs/writing-a-suite.md, read from that page."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,7 @@ from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from benchrig.suites import BUILTIN
-from tests.conftest import ROOT, answer_file, benchrig
+from tests.conftest import ROOT, answer_file, benchrig, cli_call
 
 DOC = ROOT / "docs" / "writing-a-suite.md"
 
@@ -65,6 +68,22 @@ def test_a_suite_added_by_an_entry_point_runs_end_to_end(tmp_path: Path,
     result = json.loads(path.read_text(encoding="utf-8"))
     validate(result)  # schema-valid, as the runner already checked before writing it
     assert (result["suite"], result["result"], result["driver"]) == ("mine", "pass", "replay")
+    # the suite's own report figure (its SuiteReport) in the text, the CSV and the JSON
+    assert_summaries_show_the_figure(lambda *args: benchrig(*args, results_dir=results_dir,
+                                                            env=env).stdout)
+
+
+def assert_summaries_show_the_figure(summary: Callable[..., str]) -> None:
+    """The documented suite's figure (`changed`, 0: the replayed answer held) on its line."""
+    line = next(line for line in summary("summary").splitlines()
+                if line.strip().startswith("mine "))
+    assert "100.0% (1/1) · answers changed 0 · avg TTFT" in line
+    rows = list(csv.DictReader(io.StringIO(summary("summary", "--format", "csv"))))
+    assert [row["mine_changed"] for row in rows] == ["0"]
+    assert rows[0]["mine_pass_rate"] == "1.0000"
+    (model,) = json.loads(summary("summary", "--format", "json"))["models"]
+    assert model["suites"]["mine"]["figures"] == {"changed": 0}
+    assert model["suites"]["mine"]["passed"] == 1
 
 
 
@@ -121,3 +140,53 @@ def test_a_plugin_suite_is_chosen_by_name(tmp_path: Path, results_dir: Path) -> 
     assert ran.code == 0, ran.stderr
     assert [json.loads(p.read_text())["suite"] for p in results_dir.glob("*[0-9a-f].json")
             ] == ["mine"]
+
+
+@pytest.fixture
+def mine_registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The documented suite registered in this process (the report caches each facet)."""
+    from benchrig.report import facets, panel
+
+    install_suite(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setitem(BUILTIN, "mine", "steady_suite:MINE")
+    facets.facet.cache_clear()
+    panel.panel.cache_clear()
+    yield
+    facets.facet.cache_clear()
+    panel.panel.cache_clear()
+
+
+def test_a_plugin_suite_s_report_figure_is_in_every_summary(
+        tmp_path: Path, mine_registered: None) -> None:
+    """In process: an answer that changed is counted by the suite's own figure, on its line of
+    the text summary, in its CSV column and its JSON field."""
+    task = load_task(task_file(tmp_path, doc_block("markdown")))
+    answers = iter(["hello", "hello there", "hello", "hello"])
+
+    class Fickle:
+        name, kind = "fickle", "runtime"
+
+        def preflight(self, model: str, provider: str | None) -> None:
+            pass
+
+        def run(self, request: DriverRequest) -> DriverOutput:
+            return DriverOutput(Transcript(answer=next(answers)), Metrics())
+
+    results = tmp_path / "results"
+    for index in range(2):
+        run_attempt(task, "m", Fickle(), None, settings_for(task, Overrides()), results,
+                    run_index=index)
+
+    def summary(*args: str) -> str:
+        ran = cli_call(*args, results_dir=results)
+        assert ran.code == 0, ran.stderr
+        return ran.stdout
+
+    line = next(line for line in summary("summary").splitlines()
+                if line.strip().startswith("mine "))
+    assert "· answers changed 1 ·" in line
+    (row,) = csv.DictReader(io.StringIO(summary("summary", "--format", "csv")))
+    assert row["mine_changed"] == "1"
+    (model,) = json.loads(summary("summary", "--format", "json"))["models"]
+    assert model["suites"]["mine"]["figures"] == {"changed": 1}

@@ -155,3 +155,32 @@ def test_benchrig_toml_sets_a_plugin_suite_s_thinking(registered: None, tmp_path
     (tmp_path / "benchrig.toml").write_text("[think]\ntimd = false\n", encoding="utf-8")
     with pytest.raises(UsageError, match=r"think\.timd: unknown suite; suites: speed, coding"):
         load_config(cwd=tmp_path)
+
+
+def test_the_name_lists_agree_with_what_each_suite_declares() -> None:
+    """benchrig.suites' name lists stay for callers outside; the code asks the suite, so the
+    two must say the same of every built-in."""
+    declared = {name: get_suite(name) for name in SUITES}
+    assert tuple(n for n, s in declared.items() if s.answer_scored) == suites.ANSWER_SCORED
+    assert set(suites.COMPOSITE) == {n for n, s in declared.items() if s.report.composite}
+    assert tuple(n for n, s in declared.items() if not s.report.timed) == suites.UNTIMED
+    assert tuple(n for n, s in declared.items() if s.report.levels) == suites.LEVELS
+    assert tuple(n for n, s in declared.items() if s.opt_in) == OPT_IN
+    assert [n for n, s in declared.items() if s.think is False] == ["speed", "context"]
+    assert list(SUITES) == sorted(SUITES, key=lambda n: declared[n].report.order)
+
+
+def test_the_needle_check_asks_the_suite_whether_it_judges_by_window(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plugin suite running a window ladder (by_window) may use the needle check; a suite
+    judging one answer may not, whatever it is called."""
+    from benchrig.checks import check_problems, needle
+    from benchrig.suites.shapes import window_ladder
+
+    monkeypatch.setattr(needle, "find_suite", {
+        "ladder": Suite("ladder", window_ladder, by_window=True),
+        "context": Suite("context", single_answer)}.get)
+    meta = {"id": "n", "check": {"type": "needle"}}
+    refused = "check.type: the needle check belongs to the context suite"
+    assert refused not in check_problems({**meta, "suite": "ladder"})
+    assert refused in check_problems({**meta, "suite": "context"})
