@@ -213,7 +213,7 @@ def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
         # a dataset task's check is checked filled, per row
         problems = [f"{label}: {p}" for p in (
             [unregistered(str(name))] if suite is None else
-            [] if dataset else check_problems(meta))]
+            [] if dataset else check_problems(meta, by_window=suite.by_window))]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")
