@@ -169,9 +169,13 @@ bench: dev sandbox-tools
 # GuideLLM and AIPerf for the load suite's side-by-side (docs/benchmarks.md), each in a venv
 # of its own: never in $(VENV), never by `make run`.
 PEERS := .bench-venvs
+# guidellm 0.8.1 requires `torch` (its one data loader is torch's DataLoader); PyPI's Linux
+# torch pulls the CUDA wheels (cuda-toolkit, nvidia-*, triton), its CPU build none: first.
+TORCH_CPU := torch==2.13.0+cpu
 bench-load-peers:
-	@echo "guidellm==0.8.1 pulls torch and CUDA wheels: $(PEERS)/guidellm only on request (GUIDELLM=1)"
-	[ -z "$(GUIDELLM)" ] || ($(PYTHON) -m venv $(PEERS)/guidellm && $(PEERS)/guidellm/bin/pip install --quiet 'guidellm==0.8.1')
+	$(PYTHON) -m venv $(PEERS)/guidellm
+	$(PEERS)/guidellm/bin/pip install --quiet --extra-index-url https://download.pytorch.org/whl/cpu '$(TORCH_CPU)'
+	$(PEERS)/guidellm/bin/pip install --quiet 'guidellm==0.8.1' '$(TORCH_CPU)'
 	$(PYTHON) -m venv $(PEERS)/aiperf && $(PEERS)/aiperf/bin/pip install --quiet 'aiperf==0.13.0' gguf
 	$(PEERS)/aiperf/bin/python bench/gguf_tokenizer.py \
 	  "$$($(BIN)/python -c 'from benchrig.local.model import resolve_model; print(resolve_model("smollm2"))')" \

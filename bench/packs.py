@@ -14,7 +14,9 @@ sandbox). A secondary pair compares the 164 canonical answers only: verify's own
 row time (read from its table, so without the command's start-up: it flatters BenchRig by
 the peer's ~0.1-0.2 s of start-up) against `evaluate_functional_correctness` on those 164.
 Rounds alternate which command goes first; the ratio is taken per round; medians and
-ranges over rounds, with the load average.
+ranges over rounds, with the load average. `--tree PATH` (repeatable) adds `verify` from
+another checkout (a `git worktree add --detach` of main) to every round: a before/after
+in the same minutes.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--busy", type=int, default=0,
                         help="N busy-loop processes running throughout (bench/load.py)")
+    parser.add_argument("--tree", action="append", default=[],
+                        help="also run `verify` with BenchRig from this checkout")
     args = parser.parse_args()
     peer = str(Path(sys.executable).with_name("evaluate_functional_correctness"))
     with tempfile.TemporaryDirectory() as folder, busy(args.busy):
@@ -82,16 +86,19 @@ def main() -> None:
                "BENCHRIG_TASKS_DIR": str(scratch / "tasks")}
         verify = [sys.executable, "-m", "benchrig.cli", "verify", "humaneval"]
         wall: dict[str, list[float]] = {k: [] for k in ("verify", "peer328", "ref", "peer164")}
+        trees = {f"verify@{tree}": {**env, "PYTHONPATH": tree} for tree in args.tree}
+        for job in trees:
+            wall[job], wall[f"ref@{job}"] = [], []
         loads = [os.getloadavg()[0]]
         for index in range(args.rounds):
-            jobs = ["verify", "peer328", "peer164"]
+            jobs = ["verify", *trees, "peer328", "peer164"]
             for job in jobs if index % 2 == 0 else jobs[::-1]:
-                if job == "verify":
-                    seconds, table = timed(verify, env)
-                    wall["verify"].append(seconds)
+                if job.startswith("verify"):
+                    seconds, table = timed(verify, trees.get(job, env))
+                    wall[job].append(seconds)
                     found = re.search(r"^\| reference \|.*?\| ([0-9.]+) s \|", table, re.M)
                     assert found, table
-                    wall["ref"].append(float(found.group(1)))
+                    wall["ref" if job == "verify" else f"ref@{job}"].append(float(found.group(1)))
                 else:
                     wall[job].append(timed([peer, str(both if job == "peer328"
                                                       else canonical)])[0])
@@ -114,6 +121,10 @@ def main() -> None:
           f"{spread(wall['ref'])} | {spread(refs, '×')} |")
     print(f"| `evaluate_functional_correctness` on the 164 canonical, command | "
           f"{spread(wall['peer164'])} | — |")
+    for job in trees:
+        other = [v / p for v, p in zip(wall[job], wall["peer328"], strict=True)]
+        print(f"| `benchrig verify humaneval` from {job.removeprefix('verify@')}, command | "
+              f"{spread(wall[job])} | {spread(other, '×')} |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """`benchrig summary` over many result files, beside a bare read-and-count of the same files.
 
     .venv/bin/python bench/summary.py [--files 10000] [--rounds 5] [--format table]
-        [--command summary|compare|report-html] [--folder DIR]
+        [--command summary|compare|report-html] [--folder DIR] [--before REV]
 
 Writes `--files` schema-valid result files, varied as real ones are (8 models, 3 agents,
 every bundled task and suite, up to 3 runs, passes, failures, errors and retries, check
@@ -17,7 +17,9 @@ Then, back to back and interleaved round by round, it runs as whole processes:
 
 Prints medians, ranges and the peak resident memory of each (the child's own rusage).
 `--folder DIR` keeps the generated files there and reuses them when it already holds
-`--files` of them (100,000 take minutes to write).
+`--files` of them (100,000 take minutes to write). `--before REV` runs the tree at git
+revision REV too (exported beside, sharing this .venv), in the same rounds: each tree's
+ratio to the bare read is taken over the same noise. The load average is printed.
 The target (issue 27) is 100,000 results at ≤ 1.5× the bare read and ≤ 300 MiB; figures
 go to docs/benchmarks.md.
 """
@@ -157,13 +159,21 @@ def generate(folder: Path, count: int, seed: int = 12) -> None:
                 n += 1
 
 
-def timed(argv: list[str]) -> tuple[float, float, float, str]:
-    """(wall seconds, CPU seconds, peak RSS MiB, stdout) of one whole process, from its own
-    rusage."""
+def export(revision: str, folder: Path) -> Path:
+    """The tree at `revision`, written into `folder`."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def timed(argv: list[str], tree: Path = ROOT) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS MiB, stdout) of one whole process run from
+    `tree`, from its own rusage."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         began = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=ROOT,
-                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=tree,
+                                env={**os.environ, "PYTHONPATH": str(tree)})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - began
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -182,6 +192,7 @@ def main() -> None:
     parser.add_argument("--command", default="summary", choices=list(COMMANDS))
     parser.add_argument("--folder", type=Path, default=None,
                         help="Keep the generated files here; reuse them if it holds --files.")
+    parser.add_argument("--before", metavar="REV", help="also the tree at this git revision")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="benchrig-summary-") as tmp:
         folder = args.folder or Path(tmp)
@@ -195,17 +206,24 @@ def main() -> None:
         print(f"{args.files} result files, {size / 2**20:.1f} MiB, ready in "
               f"{time.perf_counter() - began:.1f} s")
         mine = f"benchrig {args.command}"
+        argv = COMMANDS[args.command](folder, Path(tmp), args.format)
         commands = {
-            mine: [sys.executable, "-m", "benchrig.cli",
-                   *COMMANDS[args.command](folder, Path(tmp), args.format)],
+            mine: [sys.executable, "-m", "benchrig.cli", *argv],
             "bare read-and-count": [sys.executable, "-c", BARE, str(folder)],
         }
+        trees = {name: ROOT for name in commands}
+        if args.before:
+            before = f"{mine} at {args.before}"
+            (Path(tmp) / "before").mkdir()
+            trees[before] = export(args.before, Path(tmp) / "before")
+            commands[before] = [sys.executable, "-m", "benchrig.cli",
+                                *[a.replace("report.html", "before.html") for a in argv]]
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
         peaks: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
-            for name, argv in commands.items():
-                wall, cpu, peak, _out = timed(argv)
+            for name, line in commands.items():
+                wall, cpu, peak, _out = timed(line, trees[name])
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 peaks[name].append(peak)
@@ -216,10 +234,13 @@ def main() -> None:
         w = walls[name]
         print(f"| {name} | {statistics.median(w):.3f} s | {min(w):.3f}–{max(w):.3f} s | "
               f"{statistics.median(cpus[name]):.3f} s | {max(peaks[name]):.0f} MiB |")
-    ratio = statistics.median(walls[mine]) / statistics.median(walls["bare read-and-count"])
-    print(f"\n{args.command} ÷ bare: {ratio:.2f}× at {args.files} files, peak "
-          f"{max(peaks[mine]):.0f} MiB; targets (issue 27): ≤ {TARGET_RATIO}× and "
-          f"≤ {TARGET_MIB} MiB at 100,000")
+    bare = statistics.median(walls["bare read-and-count"])
+    for name in commands:
+        if name.startswith(mine):
+            print(f"\n{name} ÷ bare: {statistics.median(walls[name]) / bare:.2f}× at "
+                  f"{args.files} files, peak {max(peaks[name]):.0f} MiB")
+    print(f"targets (issue 27): ≤ {TARGET_RATIO}× and ≤ {TARGET_MIB} MiB at 100,000; "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -113,7 +113,7 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
         raise UsageError(f"the same driver is named twice: {', '.join(agents)}")
     model_names = list(models)
     given = providers_of(agents, [provider] if isinstance(provider, str) else list(provider),
-                         model_names, known())
+                         model_names, known)
     for agent in agents:  # every (driver, provider, model) checked before anything runs
         for name in model_names:
             engines[agent].preflight(name, given[agent])

@@ -23,6 +23,16 @@ def tasks_dir() -> Path:
     return Path(os.environ.get("BENCHRIG_TASKS_DIR", BUNDLED_TASKS_DIR))
 
 
+def imports_dir() -> Path:
+    """Where `benchrig import` writes (a pack as `<pack>/`, a dataset task as its file) and
+    where `run`, `run --pack` and `verify` find what it wrote: the tasks folder in the
+    checkout (or BENCHRIG_TASKS_DIR); installed, `./tasks/packs` beside `./results`, since
+    an installed package's folder is no place for a user's data."""
+    if "BENCHRIG_TASKS_DIR" in os.environ or in_checkout():
+        return tasks_dir()
+    return Path.cwd() / "tasks" / "packs"
+
+
 def results_dir() -> Path:
     """The checkout's `results/` when running from the checkout; else `./results` of the
     current folder, since an installed package's own folder is no place for results."""

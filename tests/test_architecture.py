@@ -16,8 +16,8 @@ DOC = ROOT / "docs" / "architecture.md"
 # docs/architecture.md#layers, bottom first (its second column, row by row: held to it below).
 # A module may import its own row and below, unless NARROWER says less.
 LEAVES = ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking",
-          "benchrig.streams", "benchrig.trusted", "benchrig.paths", "benchrig.events",
-          "benchrig.ui", "benchrig.attempts", "benchrig.environment")
+          "benchrig.durable", "benchrig.streams", "benchrig.trusted", "benchrig.paths",
+          "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment")
 FOUNDATIONS = ("benchrig.prompt", "benchrig.schemas", "benchrig.resultio", "benchrig.config",
                "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
                "benchrig.haystack", "benchrig.gateway", "benchrig.dataset",

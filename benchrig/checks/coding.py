@@ -12,6 +12,7 @@ if the test caught the exception it raised).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import math
 import symtable
@@ -25,6 +26,7 @@ from typing import Any
 
 from benchrig import sandbox
 from benchrig.checks.prefetch import predicted_calls, request_key
+from benchrig.core.deadline import closing_on_stop
 from benchrig.core.errors import SandboxError
 from benchrig.core.task import TaskSpec
 from benchrig.core.verdict import CheckDetail
@@ -136,6 +138,15 @@ class CandidateRunner:
                 self.session.incidents.append(str(exc))
                 self._sandboxed(self.stop)
                 raise
+
+    def abort(self) -> None:
+        """The attempt was stopped (called from another thread): no check has time left,
+        so none starts a sandbox, and the one running is killed, so a call waiting on it
+        returns."""
+        self.limit = self.deadline = 0.0
+        proc = self.proc
+        if proc is not None:
+            proc.abort()
 
     def _start(self) -> None:
         began = time.monotonic()
@@ -349,9 +360,11 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
     runner = CandidateRunner(pool, code)
     incidents = runner.session.incidents
     details: list[CheckDetail] = []
+    stack = contextlib.ExitStack()
     try:
-        limit = runner.limit = math.inf if ends_at is None else ends_at
-        runner.deadline = min(time.monotonic() + task.check_timeout_s, limit)
+        runner.limit = math.inf if ends_at is None else ends_at
+        runner.deadline = min(time.monotonic() + task.check_timeout_s, runner.limit)
+        stack.enter_context(closing_on_stop(runner.abort))  # after: abort's zeros stand
         assert task.test_source is not None
         runner.prefetch = predicted_calls(task.test_source, task.test_names)
         module = RemoteModule(runner.session, LazyNames(task.test_source))
@@ -363,7 +376,7 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
             load_error = _verdict_of(error, watch.fired, test_file, [])[1]
         for name in task.test_names:
             began = time.monotonic()
-            runner.deadline = min(began + task.check_timeout_s, limit)
+            runner.deadline = min(began + task.check_timeout_s, runner.limit)
             if load_error is not None:
                 details.append(CheckDetail(name, False, load_error, 0.0))
                 continue
@@ -372,6 +385,7 @@ def run_tests(task: TaskSpec, code: str, pool: SandboxPool | None = None,
             passed, message = _verdict_of(error, watch.fired, test_file, incidents)
             details.append(CheckDetail(name, passed, message, time.monotonic() - began))
     finally:
+        stack.close()
         runner.stop()
     if runner.sandbox_failure is not None:  # even if a test caught it: no verdict
         raise runner.sandbox_failure

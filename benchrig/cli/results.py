@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,6 +16,7 @@ from benchrig.textsafe import printable
 from benchrig.ui import error, info, warn
 
 if TYPE_CHECKING:
+    from benchrig.report.viewer import Spool
     from benchrig.resultio.record import Record
 
 # The filters of summary, compare and report (benchrig/report/select.py).
@@ -35,17 +37,23 @@ ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
 
 def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
              label: list[str] | None, since: str | None, driver: list[str] | None,
-             ) -> list[Record]:
+             also: Callable[[Record, dict[str, Any]], None] | None = None) -> list[Record]:
     """The valid results of `paths_` that the filters keep, as the views read them (invalid
     files named on stderr; tasks whose file changed between results warned about); none:
-    exit 1."""
+    exit 1. `also`: each valid result the filters keep, its record and its whole JSON, as it
+    is read (result.load_records)."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
     from benchrig.resultio.files import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
-    loaded = load_records(_existing(paths_ or [paths.results_dir()]))
-    freeze_loaded()  # the records live until the command ends
+    def kept(record: Record, data: dict[str, Any]) -> None:
+        if also is not None and filters.keeps(record):
+            also(record, data)
+
+    loaded = load_records(_existing(paths_ or [paths.results_dir()]),
+                          None if also is None else kept)
+    freeze_loaded(bool(loaded.rejected))  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
     results = selected(loaded.records, filters)
@@ -130,14 +138,23 @@ def compare(
     results = _results(paths_, None, suite, None, since, None)
     # a sweep's levels are not attempts: never paired for a pass rate, compared apart
     attempts, levels = attempts_only(results), levels_only(results)
-    if format_ == "json" or not levels or attempts:
+    sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]
+    if format_ == "json" and levels:  # the load levels side by side: their own key
+        import json
+
+        from benchrig.report.load_curves import json_compare
+
+        paired = json.loads(comparing.render_json(comparing.compare(attempts, a, b))) \
+            if attempts else {"a": a, "b": b}
+        echo(json.dumps({**paired, "load": json_compare(sides[0], sides[1])}, indent=2,
+                        allow_nan=False) + "\n", nl=False)
+    elif format_ == "json" or not levels or attempts:
         found = comparing.compare(attempts, a, b)
         render = comparing.render_json if format_ == "json" else comparing.render_text
         echo(render(found), nl=False)
     if format_ == "table" and levels:  # the load levels side by side
         from benchrig.report.load_curves import render_compare
 
-        sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]
         shown = render_compare(sides[0], sides[1], (a, b))
         echo(("\n" if attempts else "") + shown if shown else "", nl=False)
 
@@ -163,6 +180,29 @@ def report(
 ) -> None:
     """Write an HTML report: scorecards, pass rates per suite with intervals, TTFT and
     decode speed, a task × model heat map and every attempt's verdict, checks and answer."""
+    import contextlib
+    import tempfile
+
+    from benchrig.report.viewer import Spool
+
+    _may_overwrite(html, force)
+    given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
+             ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
+    with contextlib.ExitStack() as stack:
+        try:  # each drill-down made from the one read of its file
+            spool = Spool(stack.enter_context(tempfile.TemporaryFile(
+                prefix="benchrig-drilldowns-")))
+        except OSError:  # no temporary file: each drill-down reads its file again
+            spool = None
+        results = _results(paths_, model, suite, label, since, driver,
+                           spool.add if spool else None)
+        _write_report(html, results, paths_, spool, "; ".join(given))
+    echo(f"{html} ({len(results)} results)")
+
+
+def _write_report(html: Path, results: list[Record], paths_: list[Path] | None,
+                  spool: Spool | None, filters: str) -> None:
+    """The page written as it is made: never all of it in memory."""
     from benchrig.packs.scores import pack_tasks
     from benchrig.report.build import build
     from benchrig.report.render_html import render_html_parts
@@ -170,10 +210,6 @@ def report(
     from benchrig.report.viewer import read_sidecar_file
     from benchrig.resultio.files import write_atomic
 
-    _may_overwrite(html, force)
-    results = _results(paths_, model, suite, label, since, driver)
-    given = [f"{name} {', '.join(v)}" for name, v in (("model", model), ("suite", suite),
-             ("label", label), ("driver", driver)) if v] + ([f"since {since}"] if since else [])
     folders = [p if p.is_dir() else p.parent for p in (paths_ or [paths.results_dir()])]
     # keyed by what the result says, not by object: the report works on checked copies
     files = {(r.transcript_file, r.run_id): path
@@ -183,10 +219,9 @@ def report(
         found = files.get((result.transcript_file, result.run_id))
         return None if found is None else read_sidecar_file(found)
 
-    # the page is written as it is made: never all of it in memory
-    write_atomic(html, render_html_parts(build(results, pack_tasks()), "; ".join(given),
-                                         packs=pack_lines(results), sidecar_of=sidecar_of))
-    echo(f"{html} ({len(results)} results)")
+    write_atomic(html, render_html_parts(build(results, pack_tasks()), filters,
+                                         packs=pack_lines(results), sidecar_of=sidecar_of,
+                                         spool=spool))
 
 
 results_group = typer.Typer(no_args_is_help=True,

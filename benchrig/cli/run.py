@@ -248,7 +248,7 @@ def _providers(agents: list[str], given: list[str], models: list[str]
     from benchrig.drivers import known
     from benchrig.execute.plan import LOCAL_PROVIDER, providers
 
-    chosen = providers(agents, given, models, known())
+    chosen = providers(agents, given, models, known)
     for agent, value in chosen.items():
         if value == LOCAL_PROVIDER and value not in given and f"{agent}={value}" not in given:
             info(f"{agent}: provider {value} (the embedded model, served by BenchRig)")
@@ -405,7 +405,18 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
                       "see the error lines above; fix the cause, then "
                       + (f"resume with {again}" if again else "run it again"))
                 raise Exit(1) from None
+    _say_llama_log()
     return results
+
+
+def _say_llama_log() -> None:
+    """How many warnings llama.cpp logged and BenchRig kept off the terminal (an aborted
+    generation logs a few): counted, never raw (benchrig/local/llamalog.py)."""
+    llamalog = sys.modules.get("benchrig.local.llamalog")  # loaded only with a local model
+    if llamalog is None or not llamalog.lines() or llamalog.shown():
+        return
+    info(f"llama.cpp logged {llamalog.lines()} warning line(s), not shown "
+         f"({llamalog.SHOW_ENV}=1 shows them)")
 
 
 @dataclass(frozen=True)

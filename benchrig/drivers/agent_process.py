@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from benchrig.core.deadline import current_stop
 from benchrig.core.errors import DriverError
 from benchrig.drivers.confine import attempts_folder
 from benchrig.paths import ROOT
@@ -160,6 +161,7 @@ class _Streams:
         assert proc.stderr is not None
         self.proc, self.began, self.on_line = proc, began, on_line
         self.deadline = began + timeout_s
+        self.stop = current_stop()  # the attempt's: once set, it ends here as at the deadline
         self.sources = {out_fd: "stdout", proc.stderr.fileno(): "stderr"}
         self.splitters = {fd: _Splitter() for fd in self.sources}
         self.selector = selectors.DefaultSelector()
@@ -178,7 +180,8 @@ class _Streams:
             now = time.perf_counter()
             if self.exited_at is None and _exited(self.proc.pid):
                 self.exited_at = now
-            if self.exited_at is None and now >= self.deadline:
+            if self.exited_at is None and (now >= self.deadline or (
+                    self.stop is not None and self.stop.is_set())):
                 self.timed_out = True
                 return
             if not self.selector.get_map():  # both streams closed: wait for the exit itself

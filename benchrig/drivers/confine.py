@@ -161,11 +161,12 @@ def results_folders() -> list[Path]:
 
 def benchrig_paths(extra: Iterable[Path] = ()) -> list[str]:
     """What an agent must not see: BenchRig's checkouts (or, installed elsewhere, its package),
-    the tasks folder, every results folder, and `extra` (the attempt's task folders and
-    results); for each, the folder its symbolic links lead to."""
+    the tasks folder and where imports go (packs hold reference answers), every results
+    folder, and `extra` (the attempt's task folders and results); for each, the folder its
+    symbolic links lead to."""
     root = paths.ROOT
     own = checkouts(root) if (root / "pyproject.toml").is_file() else [root / "benchrig"]
-    found = [*own, paths.tasks_dir(), *results_folders(), *extra]
+    found = [*own, paths.tasks_dir(), paths.imports_dir(), *results_folders(), *extra]
     return [_real(p) for p in found if os.path.isdir(p) and _real(p) != "/"]
 
 

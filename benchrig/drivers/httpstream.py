@@ -19,7 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from benchrig.core.deadline import Deadline
+from benchrig.core.deadline import Deadline, closing_on_stop
 from benchrig.core.errors import DriverError, UsageError
 from benchrig.core.measurements import Metrics
 from benchrig.core.toolcase import ToolReply
@@ -245,26 +245,44 @@ def ran_out(deadline: Deadline, url: str) -> DriverError:
 
 @contextlib.contextmanager
 def watchdog(response: httpx.Response, deadline: Deadline) -> Iterator[None]:
-    """Shut the response's socket down when the deadline passes. A read timeout restarts with
-    every byte, so a server that drips bytes could otherwise hold a read far past it; the
-    shut-down socket ends the blocked read at once, and the caller reports `ran_out`."""
+    """Shut the response's socket down when the deadline passes, or at once when the attempt
+    is stopped (Ctrl-C). A read timeout restarts with every byte, so a server that drips
+    bytes could otherwise hold a read far past it; the shut-down socket ends the blocked
+    read at once, and the caller reports `ran_out`."""
     stream = response.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
-    timer: threading.Timer | None = None
-    if isinstance(sock, socket.socket):
-        def shut(sock: socket.socket = sock) -> None:
+    if not isinstance(sock, socket.socket):
+        yield
+        return
+
+    def shut(sock: socket.socket = sock) -> None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(deadline.left(), shut)
+    timer.daemon = True
+    timer.start()
+    try:
+        with closing_on_stop(shut):
+            yield
+    finally:
+        timer.cancel()
+
+
+def shut_busy(http: httpx.Client) -> None:
+    """Shut down the sockets of `http`'s connections in use: a stopped attempt's request
+    still waiting for its answer's headers (before `watchdog` holds its socket) returns at
+    once. httpx shows no socket before the response, so its pool is walked; whatever its
+    shape, nothing else is touched."""
+    pool = getattr(http, "_transport", None)
+    for conn in getattr(getattr(pool, "_pool", None), "connections", ()):
+        if conn.is_idle():
+            continue
+        stream = getattr(getattr(conn, "_connection", None), "_network_stream", None)
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-
-        timer = threading.Timer(deadline.left(), shut)
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
-    try:
-        yield
-    finally:
-        if timer is not None:
-            timer.cancel()
 
 
 def retry_after(value: str | None) -> float | None:
@@ -372,7 +390,8 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
     until = time.perf_counter() + timeout_s
     while True:
         try:
-            with http.stream(method, url, json=body, headers=headers,
+            with closing_on_stop(lambda: shut_busy(http)), \
+                    http.stream(method, url, json=body, headers=headers,
                              timeout=max(limit.left(), 0.001)) as response, \
                     watchdog(response, limit):
                 failed = response.status_code >= 400
@@ -458,7 +477,8 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
             raise ran_out(deadline, url)
         read.began, read.dispatched = time.perf_counter(), None
         try:
-            with http.stream("POST", url, json=body, headers=headers, timeout=deadline.left(),
+            with closing_on_stop(lambda: shut_busy(http)), \
+                    http.stream("POST", url, json=body, headers=headers, timeout=deadline.left(),
                              extensions={"trace": read.trace}) as response, \
                     watchdog(response, deadline):
                 read.server = response.headers.get("server")

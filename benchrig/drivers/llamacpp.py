@@ -18,7 +18,13 @@ from benchrig.drivers.base import DriverRequest, Progress
 from benchrig.drivers.toolreply import tool_reply
 from benchrig.haystack import TokenCounter
 from benchrig.local.memory import KV_SOURCE, kv_cache_bytes, rss_bytes, trained_context
-from benchrig.local.model import INSTALL_HINT, default_threads, perf_counters, resolve_model
+from benchrig.local.model import (
+    INSTALL_HINT,
+    default_threads,
+    new_llama,
+    perf_counters,
+    resolve_model,
+)
 from benchrig.metrics import StreamCollector
 
 # llama-cpp-python's create_chat_completion defaults, made explicit and recorded.
@@ -34,10 +40,7 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
     if key in _LOADED:
         return _LOADED[key], None
     began = time.perf_counter()  # the import is part of the load: it happens once, here
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                verbose=False)
+    llm = new_llama(path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads)
     _LOADED.clear()  # keep one model in memory at a time
     _LOADED[key] = llm
     return llm, time.perf_counter() - began
@@ -51,13 +54,13 @@ class AbortAtDeadline:
     def __init__(self, llm: Any, deadline: Deadline) -> None:
         import llama_cpp
 
-        self.llm, self.ends_at, self.fired = llm, deadline.ends_at, False
+        self.llm, self.deadline, self.fired = llm, deadline, False
         self.interrupted = False  # Ctrl-C landed inside the callback (see _unraisable)
         self.callback = llama_cpp.ggml_abort_callback(self._ask)  # kept alive while set
         _hook_unraisable()
 
     def _ask(self, _: Any) -> bool:
-        if time.monotonic() >= self.ends_at:
+        if self.deadline.expired:  # read live: a stopped attempt's deadline ends early
             self.fired = True
         return self.fired or self.interrupted
 
@@ -78,11 +81,12 @@ class AbortAtDeadline:
 
 
 def _hook_unraisable() -> None:
-    """Ctrl-C (or the executor's interrupt of an attempt) arriving while llama.cpp runs the
-    abort callback cannot leave a ctypes callback: Python would print "Exception ignored on
-    calling ctypes callback function" with a traceback and carry on decoding. Taken here
-    instead: the callback's owner is marked, its next call aborts the decode, and the
-    KeyboardInterrupt is raised once the decode has returned (AbortAtDeadline.__exit__)."""
+    """Ctrl-C (an attempt run in the main thread, as scripts/runner.py does) arriving while
+    llama.cpp runs the abort callback cannot leave a ctypes callback: Python would print
+    "Exception ignored on calling ctypes callback function" with a traceback and carry on
+    decoding. Taken here instead: the callback's owner is marked, its next call aborts the
+    decode, and the KeyboardInterrupt is raised once the decode has returned
+    (AbortAtDeadline.__exit__)."""
     import sys
 
     if getattr(sys.unraisablehook, "benchrig_abort", False):

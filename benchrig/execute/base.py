@@ -33,7 +33,9 @@ What every executor guarantees:
   raised from `run`; KeyboardInterrupt (Ctrl-C) stops starting attempts and is raised from
   `run` within seconds: attempts still in flight are stopped so that they clean up after
   themselves (agent processes, a served model) and are never recorded, so nothing
-  half-done reaches the results folder and `--resume` runs them again.
+  half-done reaches the results folder and `--resume` runs them again. The stop is
+  cooperative (`core.deadline.Stop`): `work` ends because its deadlines end and what it
+  registered with `closing_on_stop` is closed, never by an exception raised into it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ rules (jobs, lanes, exclusive attempts); outcomes handed to the caller's thread.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import queue
 import signal
@@ -15,12 +14,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from benchrig.core.deadline import Stop, stop_scope
 from benchrig.drivers.base import SilentProgress
 from benchrig.execute.base import AttemptSpec, Done, Slot, Watch, Work
 
 T = TypeVar("T")
 # How long an interrupted run waits for its attempts in flight to clean up after themselves
-# (an agent's group is killed at once; a read in progress notices within 0.25 s).
+# (their deadlines end and what they hold is closed at once; an agent's reader notices
+# within 0.25 s, llama.cpp between two nodes of its graph).
 STOP_GRACE_S = 3.0
 
 
@@ -28,9 +29,10 @@ class LocalExecutor:
     """Up to `jobs` attempts at once, each on a daemon thread of its own.
 
     Threads suit BenchRig's attempts: they wait on HTTP streams and agent processes, and
-    llama.cpp and the sandbox release the GIL. On Ctrl-C the attempts in flight are
-    interrupted so they clean up after themselves (`interrupt`); since only the caller's
-    thread records, none of them leaves a result behind.
+    llama.cpp and the sandbox release the GIL. Each runs under a `Stop` of its own: on
+    Ctrl-C the attempts in flight are stopped so they clean up after themselves
+    (`interrupt`); since only the caller's thread records, none of them leaves a result
+    behind.
     """
 
     def __init__(self, jobs: int = 1) -> None:
@@ -43,19 +45,22 @@ class LocalExecutor:
         schedule = Schedule(plan, self.jobs)
         finished: queue.SimpleQueue[tuple[AttemptSpec, bool, Any]] = queue.SimpleQueue()
 
-        def attempt(spec: AttemptSpec, slot: Slot) -> None:
+        def attempt(spec: AttemptSpec, slot: Slot, stop: Stop) -> None:
             try:
-                finished.put((spec, True, work(spec, slot)))
+                with stop_scope(stop):
+                    finished.put((spec, True, work(spec, slot)))
             except BaseException as exc:  # BenchRig is broken: the caller raises it
                 finished.put((spec, False, exc))
 
-        threads: dict[int, threading.Thread] = {}
+        threads: dict[int, tuple[threading.Thread, Stop]] = {}
 
         def start_what_may() -> None:
             for spec in schedule.startable():
                 slot = Slot(len(schedule.running), watch(spec) if watch else SilentProgress())
-                thread = threads[spec.index] = threading.Thread(
-                    target=attempt, args=(spec, slot), daemon=True, name=f"attempt-{spec.index}")
+                stop = Stop()
+                thread = threading.Thread(target=attempt, args=(spec, slot, stop), daemon=True,
+                                          name=f"attempt-{spec.index}")
+                threads[spec.index] = thread, stop
                 thread.start()
 
         to_record: deque[tuple[AttemptSpec, Any]] = deque()
@@ -84,18 +89,20 @@ class LocalExecutor:
             raise
 
 
-def interrupt(threads: list[threading.Thread], grace_s: float) -> None:
-    """Stop attempts still in flight: KeyboardInterrupt is raised in each thread at its next
-    Python instruction, so its own cleanup runs (an agent's process group killed, a served
-    model stopped: they live in sessions of their own, which Ctrl-C does not reach); then
-    wait up to `grace_s` for them, and abandon what is left (it dies with the process)."""
-    for thread in threads:
-        if thread.ident is not None and thread.is_alive():
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
-                                                       ctypes.py_object(KeyboardInterrupt))
+def interrupt(attempts: list[tuple[threading.Thread, Stop]], grace_s: float
+              ) -> list[threading.Thread]:
+    """Stop attempts still in flight by their own `Stop` (never an exception raised into a
+    thread, which could land in another attempt's reused thread id or in a helper thread):
+    their deadlines end and what they hold is closed, so each ends as at a timeout and its
+    own cleanup runs (an agent's process group killed, a served model stopped: they live in
+    sessions of their own, which Ctrl-C does not reach). Wait up to `grace_s` for them;
+    what is left is abandoned (it dies with the process) and returned."""
+    for _, stop in attempts:
+        stop.set("interrupted")
     end = time.monotonic() + grace_s
-    for thread in threads:
+    for thread, _ in attempts:
         thread.join(max(0.0, end - time.monotonic()))
+    return [thread for thread, _ in attempts if thread.is_alive()]
 
 
 @contextmanager

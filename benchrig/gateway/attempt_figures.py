@@ -9,7 +9,7 @@ from typing import Any
 
 from benchrig.core.measurements import TokenSource, reported_source
 from benchrig.core.transcript import DriverOutput
-from benchrig.gateway.metering import CallRecord
+from benchrig.gateway.metering import CallRecord, reached_model
 from benchrig.metrics import measured
 from benchrig.plausible import rejections
 
@@ -27,9 +27,10 @@ def _sum(values: Sequence[int | float | None]) -> Any:
 
 
 def _source(calls: Sequence[CallRecord]) -> TokenSource | None:
-    """The weakest source among the calls (a sum is as good as its worst part)."""
-    sources = [c.tokens_source for c in calls]
-    if not calls:
+    """The weakest source among the calls that reached a model (a sum is as good as its
+    worst part; a call refused before any model saw it added exact zeros, no part)."""
+    sources = [c.tokens_source for c in calls if reached_model(c)]
+    if not sources:
         return "server"
     if any(s is None for s in sources):
         return None

@@ -104,17 +104,15 @@ class EmbeddedBackend:
 
     def __init__(self, model: str = "smollm2", *, context_size: int = 8192,
                  threads: int | None = None) -> None:
-        from benchrig.local.model import default_threads, resolve_model
+        from benchrig.local.model import default_threads, new_llama, resolve_model
 
         self.path = resolve_model(model)
         self.alias = model if not model.endswith(".gguf") else self.path.stem
         self.threads = threads or default_threads()
         self.context_size = context_size
         began = time.perf_counter()
-        from llama_cpp import Llama
-
-        self.llm: Any = Llama(model_path=str(self.path), n_ctx=context_size, n_threads=self.threads,
-                         n_threads_batch=self.threads, chat_format=CHAT_FORMAT, verbose=False)
+        self.llm: Any = new_llama(self.path, n_ctx=context_size, n_threads=self.threads,
+                                  n_threads_batch=self.threads, chat_format=CHAT_FORMAT)
         self.load_s = time.perf_counter() - began
         self.lock = threading.Lock()
         # llama_decode asks this between graph nodes: once the gateway stops, a call still

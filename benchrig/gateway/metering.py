@@ -106,9 +106,9 @@ class Meter:
         if output is None and self.pieces and done is not None:
             output, source = self.pieces, "estimated"  # one streamed piece ≈ one token
         inputs = done.input_tokens if done else None
-        if done is None and not self.pieces and status.startswith("refused"):
-            # refused before the model saw it (a 400): nothing was processed, not unknown
-            inputs, output, source = 0, 0, "counted"
+        unseen = done is None and not self.pieces and status.startswith("refused")
+        if unseen:  # refused before the model saw it (a 400): nothing processed, not unknown
+            inputs, output = 0, 0
         ttft = (self.first - self.t0) * 1000 if self.first is not None else None
         answer = ((self.first_answer - self.t0) * 1000 if self.first_answer is not None
                   else None)
@@ -131,14 +131,22 @@ class Meter:
             answer_ttft_ms=answer, thinking_chars=self.thinking_chars,
             ttft_basis=None if ttft is None else STREAMED_BASIS if streamed else
             UNSTREAMED_BASIS, decode_ms=decode, input_tokens=inputs, output_tokens=output,
-            tokens_source=source if output is not None else ("server" if inputs is not None
-                                                             else None),
+            # exact zeros no one counted have no source (`reached_model`)
+            tokens_source=None if unseen else source if output is not None else (
+                "server" if inputs is not None else None),
             prefill_tokens_per_s=prefill, decode_tokens_per_s=rate,
             tool_calls=tuple(stored(self.tools[i], NAME_CAP) for i in sorted(self.tools)),
             finish_reason=stored(done.finish_reason, NAME_CAP) if done and done.finish_reason
             else None, request_bytes=self.request_bytes, response_bytes=self.response_bytes,
             cost_usd=cost, cost_source=cost_source, status=stored(status, 2000),
             counters=dict(done.counters) if done else {})
+
+
+def reached_model(call: CallRecord) -> bool:
+    """Whether the call reached a model: one refused before any did (`Meter.finish`) has
+    exact zero tokens and no source, and adds nothing to a session's sums or their source."""
+    return not (call.status.startswith("refused") and call.input_tokens == 0
+                and call.output_tokens == 0 and call.tokens_source is None)
 
 
 def _carries(event: Event) -> bool:

@@ -115,6 +115,9 @@ def main(argv: list[str]) -> None:
     from llama_cpp.server.app import create_app
     from llama_cpp.server.settings import ModelSettings, ServerSettings
 
+    from benchrig.local import llamalog
+
+    llamalog.install(show=True)  # its lines to this process's log, printable, never raw
     perf: OrderedDict[str, dict[str, Any]] = OrderedDict()
     instrument(perf)
     accept_tools()

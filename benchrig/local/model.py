@@ -60,3 +60,15 @@ def perf_counters(llm: Any) -> dict[str, Any]:
     engine["predicted_per_second"] = (data.n_eval / data.t_eval_ms * 1000
                                       if data.t_eval_ms > 0 else None)
     return engine
+
+
+def new_llama(path: Path, **settings: Any) -> Any:
+    """A llama_cpp.Llama for `path`, quiet: llama-cpp-python's own output off (`verbose`)
+    and llama.cpp's C logger taken by benchrig.local.llamalog first, so none of its lines
+    reaches stderr raw. Every Llama BenchRig makes is made here."""
+    from llama_cpp import Llama
+
+    from benchrig.local import llamalog
+
+    llamalog.install()
+    return Llama(model_path=str(path), verbose=False, **settings)

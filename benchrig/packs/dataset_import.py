@@ -11,7 +11,7 @@ from pathlib import Path
 from benchrig.core.errors import TaskError, UsageError
 from benchrig.dataset import DATASET_CAP, FIELD
 from benchrig.packs.convert import task_text
-from benchrig.paths import tasks_dir
+from benchrig.paths import imports_dir
 from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.spec import load_samples
 from benchrig.textsafe import printable
@@ -46,7 +46,7 @@ def import_dataset(kind: str, source: Path, template: str, expected: str,
     if Path(template).suffix in (".md", ".txt") and Path(template).is_file():
         template = Path(template).read_bytes()[:TEMPLATE_CAP].decode("utf-8", "replace")
     ident = task_id(name or source.stem)
-    folder = base or tasks_dir()
+    folder = base or imports_dir()
     task, data = folder / f"{ident}.md", folder / f"{ident}.{kind}"
     if not force and (task.exists() or data.exists()):
         raise UsageError(f"{printable(str(task))} or its data exists: --force replaces them")

@@ -12,7 +12,7 @@ from typing import Any
 
 from benchrig.core.errors import UsageError
 from benchrig.core.task import TEST_SUFFIX
-from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED
+from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED, dropped
 from benchrig.packs.convert import PER_ASSERTION, PER_PROBLEM, Converted, PackError
 from benchrig.packs.source import Source
 from benchrig.resultio.files import write_atomic
@@ -24,12 +24,6 @@ CHECKS_RULE = ("one check per assertion where the suite's test is nothing but as
 
 DROPPED_RULE = ("an assertion that reads neither the entry point nor a name imported from the "
                 "candidate (`assert True, ...`) tests no code: left out, counted per task")
-
-
-def dropped(meta: dict[str, Any]) -> int:
-    """How many assertions the import left out for never touching the candidate."""
-    found = meta.get("checks", {}).get("dropped") if isinstance(meta, dict) else None
-    return sum(n for n in found.values() if type(n) is int) if isinstance(found, dict) else 0
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 from benchrig.jsonsafe import finite
 from benchrig.load.distributions import difference_intervals, percentile
 from benchrig.report.facets import facet
-from benchrig.resultio.record import Record, as_records
+from benchrig.resultio.record import as_records
 from benchrig.textsafe import label
 
 KNEE_SHARE = 0.9  # the knee: the first level reaching this share of the best throughput
@@ -38,6 +38,8 @@ class Point:
     tok_per_s: float | None
     goodput: float | None  # share of requests meeting every SLO
     path: Path | None  # its result file: compare reads the raw samples there (samples_of)
+    slo: str = ""  # the SLOs goodput counts against (`ttft_ms≤500 itl_ms≤50`), printable
+    index: int | None = None  # its place in the results given to `curves` (the browser's row)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,12 @@ class Curve:
         if run_label:
             parts.append(f"[{label(run_label)}]")
         return " · ".join(parts)
+
+    @property
+    def slo(self) -> str:
+        """The SLOs its goodput counts against ("" when none was given; each level's, `/`
+        between, when they differ)."""
+        return " / ".join(dict.fromkeys(p.slo for p in self.points if p.slo))
 
     def knee(self) -> float | None:
         """The first level reaching KNEE_SHARE of the best request throughput (three levels
@@ -86,7 +94,17 @@ def _p(figures: Any, name: str) -> float | None:
     return _num(figures.get(name)) if isinstance(figures, dict) else None
 
 
-def _point(load: Mapping[str, Any], path: Path | None) -> Point | None:
+def slo_text(goodput: Any) -> str:
+    """A level's SLOs as `name≤limit` pairs (names printable, limits finite), "" when none."""
+    slo = goodput.get("slo") if isinstance(goodput, dict) else None
+    if not isinstance(slo, dict):
+        return ""
+    return " ".join(f"{label(name)}≤{limit:g}" for name, value in sorted(slo.items(), key=str)
+                    if (limit := finite(value)) is not None)
+
+
+def _point(load: Mapping[str, Any], path: Path | None, index: int | None = None
+           ) -> Point | None:
     level = _num(load.get("concurrency") if load.get("mode") == "concurrency"
                  else load.get("rate"))
     if level is None:
@@ -97,7 +115,8 @@ def _point(load: Mapping[str, Any], path: Path | None) -> Point | None:
                  _p(ttft, "p50"), _p(ttft, "p99"), _p(itl, "p50"), _p(itl, "p99"),
                  _p(e2e, "p50"), _p(e2e, "p99"), _num(load.get("request_throughput")),
                  _num(load.get("output_tokens_per_s")),
-                 _p(goodput, "share") if isinstance(goodput, dict) else None, path)
+                 _p(goodput, "share") if isinstance(goodput, dict) else None, path,
+                 slo_text(goodput), index)
 
 
 def samples_of(point: Point) -> dict[str, list[float]]:
@@ -116,20 +135,14 @@ def samples_of(point: Point) -> dict[str, list[float]]:
             if isinstance(v, list)}
 
 
-def load_levels(results: Iterable[Mapping[str, Any]]) -> list[Record]:
-    """A sweep's results (a level each: SuiteReport.levels); the other views leave them
-    out."""
-    return [r for r in as_records(results) if facet(r.suite).levels]
-
-
 def curves(results: Iterable[Mapping[str, Any]]) -> list[Curve]:
     """The load results as curves; a level measured twice shows its latest result."""
     found: dict[tuple[str, ...], dict[float, tuple[str, Point]]] = {}
-    for r in load_levels(results):
-        load = (r.evidence or {}).get("load")
+    for index, r in enumerate(as_records(results)):
+        load = (r.evidence or {}).get("load") if facet(r.suite).levels else None
         if not isinstance(load, dict):
             continue
-        point = _point(load, r.path)
+        point = _point(load, r.path, index)
         if point is None:
             continue
         key = (r.task, r.model, r.driver, r.provider or "", r.label or "",
@@ -169,6 +182,12 @@ def _row(p: Point, curve: Curve, knee: float | None, frontier: set[float]) -> li
             "—" if p.goodput is None else f"{p.goodput * 100:.0f}%", marks.strip()]
 
 
+def table_rows(curve: Curve) -> list[list[str]]:
+    """A curve's table rows as every view shows them (HEADERS' columns)."""
+    knee, frontier = curve.knee(), curve.frontier()
+    return [_row(p, curve, knee, frontier) for p in curve.points]
+
+
 def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
     """The load curves as text (empty when there are none): a table per curve, ms and per
     second, the knee and the frontier marked, then one-line curves of TTFT and throughput."""
@@ -183,6 +202,8 @@ def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
         lines.append(f"  TTFT p50 {spark([p.ttft_p50 for p in curve.points])}  "
                      f"TTFT p99 {spark([p.ttft_p99 for p in curve.points])}  "
                      f"tok/s {spark([p.tok_per_s for p in curve.points])}")
+        if curve.slo:
+            lines.append(f"  goodput: the share of requests meeting {curve.slo}")
     if lines:
         lines += ["", "Latencies in ms (ITL per token, a multi-token chunk spread over its "
                   "tokens); ◆ on the latency–throughput frontier (no level has more tok/s "
@@ -202,6 +223,8 @@ def markdown_curves(results: Iterable[Mapping[str, Any]]) -> str:
         lines += ["", f"### Load · {text(curve.name)} · by {text(curve.mode)}", "",
                   *header(HEADERS), *(row(_row(p, curve, knee, frontier))
                                       for p in curve.points)]
+        if curve.slo:
+            lines += ["", f"Goodput: the share of requests meeting {text(curve.slo)}."]
     return "\n".join(["## Load", *lines]) + "\n" if lines else ""
 
 
@@ -220,7 +243,8 @@ def json_curves(results: Iterable[Mapping[str, Any]]) -> list[Json]:
                         "itl_ms": {"p50": p.itl_p50, "p99": p.itl_p99},
                         "e2e_ms": {"p50": p.e2e_p50, "p99": p.e2e_p99},
                         "request_throughput": p.req_per_s, "output_tokens_per_s": p.tok_per_s,
-                        "goodput_share": p.goodput, "frontier": p.level in frontier}
+                        "goodput_share": p.goodput, "goodput_slo": p.slo or None,
+                        "frontier": p.level in frontier}
                        for p in curve.points]})
     return made
 
@@ -241,7 +265,24 @@ def html_curves(results: Iterable[Mapping[str, Any]], width: int = 360) -> list[
                             for x, y in values if y is not None)
 
         knee, frontier = curve.knee(), curve.frontier()
+        # the latency–throughput plane: tok/s across, E2E p99 up, the frontier joined
+        plane = [p for p in points if p.tok_per_s is not None and p.e2e_p99 is not None]
+        top_e2e = max((p.e2e_p99 or 0.0 for p in plane), default=0.0) or 1.0
+
+        def at(p: Point, top_tok: float = top_tok, top_e2e: float = top_e2e
+               ) -> tuple[float, float]:
+            return (40 + (p.tok_per_s or 0.0) / top_tok * width,
+                    190 - (p.e2e_p99 or 0.0) / top_e2e * 170)
+
         made.append({
+            "top_e2e": f"{top_e2e:.0f}", "slo": curve.slo,
+            "plane": [{"x": f"{at(p)[0]:.1f}", "y": f"{at(p)[1]:.1f}",
+                       "on": p.level in frontier,
+                       "title": f"{p.level:g}: {_rate(p.tok_per_s)} tok/s, E2E p99 "
+                                f"{_ms(p.e2e_p99)} ms"} for p in plane],
+            "frontier": " ".join(f"{at(p)[0]:.1f},{at(p)[1]:.1f}" for p in sorted(
+                (p for p in plane if p.level in frontier),
+                key=lambda p: p.tok_per_s or 0.0)),
             "name": curve.name, "mode": curve.mode, "top_x": f"{top_x:g}",
             "top_ms": f"{top_ms:.0f}", "top_tok": f"{top_tok:.0f}",
             "ttft_p50": path([(p.level, p.ttft_p50) for p in points], top_ms),
@@ -263,31 +304,102 @@ def thinned(values: Sequence[float]) -> list[float]:
     return [values[int(i * step)] for i in range(BOOTSTRAP_SAMPLES)]
 
 
-def render_compare(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]],
-                   names: tuple[str, str], seed: int = 0) -> str:
-    """Two sides' load curves level by level (same task and mode): p50 and p99 of TTFT, ITL
-    and E2E with the difference B − A and its 95 % bootstrap interval (each side's samples,
-    at most BOOTSTRAP_SAMPLES evenly spaced, resampled on their own, seeded); empty when a
-    side has no load results."""
+@dataclass(frozen=True)
+class Shift:
+    """One figure's percentile on both sides of a shared level, B − A and its interval."""
+
+    figure: str  # ttft_ms, itl_ms or e2e_ms
+    q: int
+    a: float | None
+    b: float | None
+    span: tuple[float, float] | None  # 95 % bootstrap interval of B − A
+
+    @property
+    def difference(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+
+@dataclass(frozen=True)
+class SharedLevel:
+    """A level both sides measured: each side's point and the shifts of its percentiles."""
+
+    level: float
+    a: Point
+    b: Point
+    shifts: tuple[Shift, ...]
+
+
+def compared(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]], seed: int = 0
+             ) -> list[tuple[tuple[str, str], list[SharedLevel]]]:
+    """Per (task, mode) both sides swept, their shared levels: p50 and p99 of TTFT, ITL and
+    E2E with B − A and its 95 % bootstrap interval (each side's samples, at most
+    BOOTSTRAP_SAMPLES evenly spaced, resampled on their own, seeded)."""
     left = {(c.key[0], c.mode): c for c in curves(a)}
     right = {(c.key[0], c.mode): c for c in curves(b)}
-    lines: list[str] = []
+    made = []
     for key in sorted(set(left) & set(right)):
         pa = {p.level: p for p in left[key].points}
         pb = {p.level: p for p in right[key].points}
-        lines += ["", f"Load · {label(key[0])} · by {key[1]}: {label(names[1])} − "
-                  f"{label(names[0])} (95 % bootstrap interval)"]
+        levels = []
         for level in sorted(set(pa) & set(pb)):
-            cells = []
             sa, sb = samples_of(pa[level]), samples_of(pb[level])  # one level's, then freed
-            for name, shown in FIGURES:
+            shifts = []
+            for name, _ in FIGURES:
                 xa, xb = sa.get(name, []), sb.get(name, [])
                 spans = difference_intervals(thinned(xa), thinned(xb), (50, 99), seed)
-                for q in (50, 99):
-                    span = spans.get(q)
-                    low, high = percentile(xa, q), percentile(xb, q)
-                    cells.append(f"{shown} p{q} " + ("—" if span is None or low is None
-                                                     or high is None else
-                                 f"{high - low:+.1f} [{span[0]:+.1f}, {span[1]:+.1f}] ms"))
-            lines.append(f"  {level:g}: " + " · ".join(cells))
+                shifts += [Shift(name, q, percentile(xa, q), percentile(xb, q), spans.get(q))
+                           for q in (50, 99)]
+            levels.append(SharedLevel(level, pa[level], pb[level], tuple(shifts)))
+        made.append((key, levels))
+    return made
+
+
+def _pair(a: float | None, b: float | None, shown: Any) -> str:
+    return f"{shown(a)} → {shown(b)}"
+
+
+def render_compare(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]],
+                   names: tuple[str, str], seed: int = 0) -> str:
+    """Two sides' load curves level by level (same task and mode, `compared`): B − A of
+    the p50 and p99 of TTFT, ITL and E2E with its 95 % bootstrap interval, then each
+    side's request and token throughput and goodput; empty when a side has no load
+    results."""
+    shown = dict(FIGURES)
+    lines: list[str] = []
+    for key, levels in compared(a, b, seed):
+        lines += ["", f"Load · {label(key[0])} · by {key[1]}: {label(names[1])} − "
+                  f"{label(names[0])} (95 % bootstrap interval); A → B"]
+        for lv in levels:
+            cells = [f"{shown[s.figure]} p{s.q} " + (
+                "—" if s.span is None or s.difference is None else
+                f"{s.difference:+.1f} [{s.span[0]:+.1f}, {s.span[1]:+.1f}] ms")
+                for s in lv.shifts]
+            lines.append(f"  {lv.level:g}: " + " · ".join(cells))
+            lines.append(f"  {' ' * len(f'{lv.level:g}')}  req/s "
+                         f"{_pair(lv.a.req_per_s, lv.b.req_per_s, _rate)} · tok/s "
+                         f"{_pair(lv.a.tok_per_s, lv.b.tok_per_s, _rate)} · goodput "
+                         f"{_pair(lv.a.goodput, lv.b.goodput, _share)}"
+                         + (f" ({lv.a.slo or '—'} / {lv.b.slo or '—'})"
+                            if lv.a.slo or lv.b.slo else ""))
     return "\n".join(lines[1:]) + "\n" if lines else ""
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.0f}%"
+
+
+def json_compare(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]],
+                 seed: int = 0) -> list[Json]:
+    """`compared` for `compare --format json`: per (task, mode), per shared level, each
+    side's throughput and goodput, and each percentile's A, B, B − A and interval."""
+    def side(p: Point) -> Json:
+        return {"request_throughput": p.req_per_s, "output_tokens_per_s": p.tok_per_s,
+                "goodput_share": p.goodput, "goodput_slo": p.slo or None}
+
+    return [{"task": key[0], "mode": key[1], "levels": [
+        {"level": lv.level, "a": side(lv.a), "b": side(lv.b),
+         "percentiles": [{"figure": s.figure, "q": s.q, "a": s.a, "b": s.b,
+                          "difference": s.difference,
+                          "interval": None if s.span is None else list(s.span)}
+                         for s in lv.shifts]} for lv in levels]}
+        for key, levels in compared(a, b, seed)]

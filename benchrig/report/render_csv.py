@@ -124,9 +124,49 @@ def card_columns(card: ModelCard) -> dict[str, str | int | float | None]:
     return row
 
 
+LOAD_COLUMNS = ["task", "model", "driver", "provider", "label", "mode", "level", "requests",
+                "errors", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms", "itl_p99_ms",
+                "e2e_p50_ms", "e2e_p99_ms", "request_throughput", "output_tokens_per_s",
+                "goodput_share", "goodput_slo", "knee", "frontier"]
+
+
+def render_levels(levels: list[Record]) -> str:
+    """The load sweeps' levels, one row per level, each curve's in level order: the
+    figures the text's curves show (ms, per second, goodput a 0–1 share and its SLOs), the
+    knee and the latency–throughput frontier as `true`/`false` (empty: no levels)."""
+    from benchrig.report.load_curves import curves
+
+    found = curves(levels)
+    if not found:
+        return ""
+    out = io.StringIO()
+    write = writer(out)
+    write(LOAD_COLUMNS)
+    for curve in found:
+        knee, frontier = curve.knee(), curve.frontier()
+        names = [label(v) if v else None for v in curve.key[:5]]
+        for p in curve.points:
+            write([*names, curve.mode, f"{p.level:g}", p.requests, p.errors,
+                   *(_number(v, 3) for v in (p.ttft_p50, p.ttft_p99, p.itl_p50, p.itl_p99,
+                                             p.e2e_p50, p.e2e_p99, p.req_per_s, p.tok_per_s,
+                                             p.goodput)),
+                   p.slo or None, p.level == knee, p.level in frontier])
+    return out.getvalue()
+
+
 def render_report(report: Report) -> str:
     """One row per model and agent: the per-model table's columns, then the scorecard's
-    (a suite's columns appear when any model ran it; empty where this model did not)."""
+    (a suite's columns appear when any model ran it; empty where this model did not).
+    Load levels are not attempts: their own table (`render_levels`), after a blank line,
+    or alone when the results are levels only."""
+    levels = render_levels(report.levels)
+    if levels and not report.groups:
+        return levels
+    models = _render_models(report)
+    return models + ("\n" + levels if levels else "")
+
+
+def _render_models(report: Report) -> str:
     table = list(csv.reader(io.StringIO(render_table(report.rows))))
     cards = report.cards
     # a registered suite's lines, by their order (an imported pack's line has no columns)

@@ -33,7 +33,7 @@ from benchrig.report.render_json import task_counts
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
-from benchrig.report.viewer import island_parts, payload_parts
+from benchrig.report.viewer import Spool, island_parts, payload_parts
 from benchrig.resultio.record import Record
 from benchrig.textsafe import label, printable
 
@@ -122,7 +122,7 @@ def _heat(cell: Cell | None) -> str:
 def context(report: Report, filters: str = "", served: bool = False,
             packs: tuple[str, ...] = (),
             sidecar_of: Callable[[Record], Json | None] | None = None,
-            data: str | None = None) -> Json:
+            data: str | None = None, spool: Spool | None = None) -> Json:
     """Everything the template shows, computed and made safe here (`served`: the page is
     `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
     pack's own score line, pass@k over its problems, shown apart from the suites' rates;
@@ -173,7 +173,7 @@ def context(report: Report, filters: str = "", served: bool = False,
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice
         "data": "" if served else data if data is not None else "".join(
-            island_parts(_data(report, sidecar_of))),
+            island_parts(_data(report, sidecar_of, spool))),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
                            "differs": table.differs((s, t)),
@@ -215,13 +215,16 @@ def _policy(style: str, script: str, served: bool, frames: bool = False) -> str:
             f"connect-src {connect}" + ("; frame-src 'self'" if frames else ""))
 
 
-def _data(report: Report, sidecar_of: Callable[[Record], Json | None] | None
-          ) -> dict[str, Any]:
-    """The sample browser's data for a static page, its rows and details as iterators."""
+def _data(report: Report, sidecar_of: Callable[[Record], Json | None] | None,
+          spool: Spool | None = None) -> dict[str, Any]:
+    """The sample browser's data for a static page, its rows and details as iterators
+    (the details' result parts from `spool` where it holds them: files read once)."""
     groups = report.groups
     table = task_table(groups)
-    return {**payload_parts([r for g in groups for r in g.results], True, sidecar_of,
-                            [i for i, g in enumerate(groups) for _ in g.results]),
+    # a sweep's levels are results too: listed after the attempts, in no model row
+    rows: list[int | None] = [i for i, g in enumerate(groups) for _ in g.results]
+    return {**payload_parts([r for g in groups for r in g.results] + report.levels, True,
+                            sidecar_of, rows + [None] * len(report.levels), spool),
             "served": False,
             "pins": {"groups": [label(f"{g.name} · {g.agent}") for g in groups],
                      "tasks": [[label(s), label(t)] for s, t in table.tasks]}}
@@ -234,8 +237,8 @@ _MARK = "\x00benchrig-data\x00"
 
 def render_html_parts(report: Report, filters: str = "", served: bool = False,
                       packs: tuple[str, ...] = (),
-                      sidecar_of: Callable[[Record], Json | None] | None = None
-                      ) -> Iterator[str]:
+                      sidecar_of: Callable[[Record], Json | None] | None = None,
+                      spool: Spool | None = None) -> Iterator[str]:
     """`render_html`'s page in pieces, the sample browser's data an attempt at a time: a
     report over 100,000 results never holds its page (hundreds of MB) in memory."""
     template, style, script = _page("report.html.j2")
@@ -247,7 +250,7 @@ def render_html_parts(report: Report, filters: str = "", served: bool = False,
         return
     head, tail = page.split(_MARK)
     yield head
-    yield from island_parts(_data(report, sidecar_of))
+    yield from island_parts(_data(report, sidecar_of, spool))
     yield tail
 
 

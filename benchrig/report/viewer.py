@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import orjson
 
 from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
 from benchrig.report.disagreed import disagreement
+from benchrig.report.facets import facet
 from benchrig.resultio.files import Unreadable, read_valid
 from benchrig.resultio.record import Record, to_json
 from benchrig.textsafe import label, printable, printable_lines
@@ -125,40 +129,162 @@ def _metrics(metrics: Json) -> list[list[str]]:
     return rows
 
 
+LEVEL_FIGURES = (("ttft_ms", "TTFT ms"), ("itl_ms", "ITL ms"), ("e2e_ms", "E2E ms"),
+                 ("tokens_per_s", "tok/s per request"))
+
+
+def _figure(value: Any) -> str:
+    """One of a level's figures as shown: a finite number, else — (the file is outside
+    text: a string or NaN there is not a figure)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
+            or value in (float("inf"), float("-inf")):
+        return "—"
+    return f"{value:.6g}"
+
+
+def level_detail(load: Any) -> Json | None:
+    """A load level's figures for its drill-down (None when `load` is not a level's
+    `evidence.load`): its facts (level, requests, errors, throughput, goodput and its
+    SLOs) and each distribution's n, p50, p90, p99 and mean, every text made printable."""
+    if not isinstance(load, dict):
+        return None
+    from benchrig.report.load_curves import slo_text
+
+    mode = _name(str(load.get("mode")))
+    goodput = load.get("goodput") if isinstance(load.get("goodput"), dict) else None
+    level = load.get("concurrency" if mode == "concurrency" else "rate")
+    facts = [["level", f"{mode} {_figure(level)}"],
+             ["requests", _figure(load.get("requests"))],
+             ["completed", _figure(load.get("completed"))],
+             ["errors", _figure(load.get("errors"))],
+             ["request throughput (req/s)", _figure(load.get("request_throughput"))],
+             ["output tokens/s", _figure(load.get("output_tokens_per_s"))],
+             ["duration (s)", _figure(load.get("duration_s"))]]
+    if goodput is not None:
+        facts.append(["goodput (share meeting the SLOs)", _figure(goodput.get("share"))])
+        facts.append(["SLOs", printable(slo_text(goodput), MESSAGE_CAP) or "—"])
+    figures = []
+    for key, shown in LEVEL_FIGURES:
+        value = load.get(key)
+        found: Json = value if isinstance(value, dict) else {}
+        figures.append([shown, *(_figure(found.get(k)) for k in ("n", "p50", "p90", "p99",
+                                                                 "mean"))])
+    return {"facts": facts, "figures": figures}
+
+
 def _json(value: Any, limit: int) -> str:
     return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
 
 
-def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Json:
-    """Everything the drill-down shows of one attempt: from the result, and from its
-    transcript sidecar's lines when the caller read them (prompt, whole answer, thinking,
-    tool calls and turns, agent events); without them, the result's answer excerpt."""
+def result_part(result: Json, caps: Caps = STATIC) -> Json:
+    """What the drill-down shows from the result file itself (its figures the credible
+    ones), bounded by `caps`: made while the file is in hand, so no file is read twice."""
     error = result.get("error") if isinstance(result.get("error"), dict) else None
-    sidecar = sidecar or {}
-    whole = sidecar.get("answer")
-    whole = whole if isinstance(whole, str) else str(result.get("answer_excerpt") or "")
     evidence = result.get("evidence") or {}
-    thinking = sidecar.get("thinking")
+    load = evidence.get("load") if isinstance(evidence, dict) else None
+    if isinstance(load, dict) and "samples" in load:  # thousands of numbers: not the cap's
+        evidence = {**evidence, "load": {k: v for k, v in load.items() if k != "samples"}}
     return {
         "notes": printable(str(result.get("notes") or "")),
         "error": printable(f"{error.get('kind')}: {error.get('message', '')}"
                            + ("" if counts_against_model(result)
                               else " (not counted against the model)")) if error else "",
+        "checks": [[label(d.get("name", "")), bool(d.get("passed")),
+                    printable(str(d.get("message", "")), MESSAGE_CAP)]
+                   for d in (result.get("checks") or {}).get("details", [])[:200]],
+        "metrics": _metrics(result.get("metrics") or {}),
+        "evidence": _json(evidence, caps.evidence) if evidence else "",
+        "load": level_detail(load) if facet(str(result.get("suite"))).levels else None,
+        "transcript": label(result.get("transcript_file") or ""),
+        "run": label(result.get("run_index", "—")),
+        "hash": label(result.get("task_hash") or ""),
+    }
+
+
+def joined(part: Json, excerpt: str, sidecar: Json | None = None, caps: Caps = SERVED
+           ) -> Json:
+    """The drill-down of one attempt: its `result_part`, and from its transcript sidecar's
+    lines when the caller read them (prompt, whole answer, thinking, tool calls and turns,
+    agent events); without them, the result's answer `excerpt`."""
+    sidecar = sidecar or {}
+    whole = sidecar.get("answer")
+    whole = whole if isinstance(whole, str) else excerpt
+    thinking = sidecar.get("thinking")
+    return {
+        "notes": part["notes"], "error": part["error"],
         "prompt": _json(sidecar["prompt"], caps.prompt) if "prompt" in sidecar else "",
         "answer": printable_lines(whole, caps.answer),  # its code fences kept: highlighted
         "thinking": printable_lines(thinking if isinstance(thinking, str) else "",
                                     caps.thinking),
         "tools": _json(sidecar["tools"], caps.evidence) if sidecar.get("tools") else "",
         "events": _json(sidecar["events"], caps.evidence) if sidecar.get("events") else "",
-        "checks": [[label(d.get("name", "")), bool(d.get("passed")),
-                    printable(str(d.get("message", "")), MESSAGE_CAP)]
-                   for d in (result.get("checks") or {}).get("details", [])[:200]],
-        "metrics": _metrics(result.get("metrics") or {}),
-        "evidence": _json(evidence, caps.evidence) if evidence else "",
-        "transcript": label(result.get("transcript_file") or ""),
-        "run": label(result.get("run_index", "—")),
-        "hash": label(result.get("task_hash") or ""),
+        **{key: part[key] for key in ("checks", "metrics", "evidence", "load", "transcript", "run",
+                                      "hash")},
     }
+
+
+def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Json:
+    """Everything the drill-down shows of one attempt: from the result, and from its
+    transcript sidecar's lines when the caller read them (`joined`)."""
+    return joined(result_part(result, caps), str(result.get("answer_excerpt") or ""),
+                  sidecar, caps)
+
+
+class Spool:
+    """Each attempt's `result_part` for a static page, made as its file is read (the one
+    read: `result.load_records`' `also`) and kept in a private temporary file, not in
+    memory (100,000 attempts' parts are 100 MB and more); read back one at a time as the
+    page is written. Keyed by the file it came from; `file`: a private temporary file
+    (tempfile.TemporaryFile), which its caller closes. A file that fails (a full disk)
+    holds nothing from then on: each drill-down is made by reading its file again."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self._file = file
+        self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
+        self._failed = False
+
+    def add(self, record: Record, result: Json) -> None:
+        if self._failed or record.path is None:
+            return
+        part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
+        try:
+            text = orjson.dumps(part)
+        except TypeError:  # a lone surrogate (textsafe escapes them: never, but exactly)
+            text = json.dumps(part).encode()
+        try:
+            at = self._file.tell()
+            self._file.write(text + b"\n")  # JSON text holds no raw newline: one line each
+        except OSError:
+            self._fail()
+            return
+        self._at[record.path] = at
+
+    def _fail(self) -> None:
+        self._failed = True
+        self._at.clear()
+
+    def part(self, record: Record) -> Json | None:
+        """The record's part, or None when it is not here (a record made in memory, a
+        spool that failed)."""
+        found = self._at.get(record.path) if record.path is not None else None
+        if found is None:
+            return None
+        try:
+            self._file.seek(found)
+            text = self._file.readline()
+            self._file.seek(0, os.SEEK_END)
+        except OSError:  # a write that failed only when flushed
+            self._fail()
+            return None
+        try:
+            part: Json = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            try:
+                part = json.loads(text)
+            except ValueError:  # cut short by a failed write
+                self._fail()
+                return None
+        return part
 
 
 def read_sidecar(lines: list[str]) -> Json:
@@ -229,9 +355,20 @@ def read_sidecar_file(path: Path) -> Json:
         return {}
 
 
+def load_curves(results: list[Record]) -> list[Json]:
+    """The load sweeps among `results` as the browser lists them: per curve its name, its
+    table (report.load's rows: knee, frontier, goodput) and each level's row index, so a
+    level opens to its figures and its curve's other levels."""
+    from benchrig.report.load_curves import HEADERS, curves, table_rows
+
+    return [{"name": curve.name, "mode": _name(curve.mode), "slo": curve.slo,
+             "headers": list(HEADERS), "rows": table_rows(curve),
+             "members": [p.index for p in curve.points]} for curve in curves(results)]
+
+
 def payload(results: list[Record], embed_details: bool,
             sidecar_of: Callable[[Record], Json | None] | None = None,
-            groups: list[int] | None = None) -> Json:
+            groups: list[int | None] | None = None) -> Json:
     """The browser's data: rows for every result, details too for a static page (a server
     sends them on demand), from the transcript sidecars where `sidecar_of` reads them
     (`groups`: each result's model row in the report, for the heat map's links)."""
@@ -242,20 +379,28 @@ def payload(results: list[Record], embed_details: bool,
 
 def payload_parts(results: list[Record], embed_details: bool,
                   sidecar_of: Callable[[Record], Json | None] | None = None,
-                  groups: list[int] | None = None) -> dict[str, Any]:
+                  groups: list[int | None] | None = None, spool: Spool | None = None
+                  ) -> dict[str, Any]:
     """`payload` with its rows and details as iterators, made one attempt at a time as
-    `island_parts` writes them."""
+    `island_parts` writes them (each from `spool` when it holds the attempt's part)."""
     read = sidecar_of or (lambda _: None)
     # Sidecars (prompt, whole answer, thinking, tools) for at most SIDECAR_ATTEMPTS
     # attempts, those without a pass first: 10,000 of them made a 50 MB page.
     chosen = {id(r) for r in sorted(results, key=lambda r: r.result == "pass")
               [:SIDECAR_ATTEMPTS]}
-    # one attempt's file read again at a time: never every whole result in memory at once
-    details = (detail(whole(r), read(r) if id(r) in chosen else None, STATIC)
-               for r in results)
+
+    def one(r: Record) -> Json:
+        sidecar = read(r) if id(r) in chosen else None
+        part = spool.part(r) if spool is not None else None
+        if part is None:  # one attempt's file read again at a time, never all at once
+            return detail(whole(r), sidecar, STATIC)
+        return joined(part, str(r.answer_excerpt or ""), sidecar, STATIC)
+
+    details = (one(r) for r in results)
     return {"columns": list(COLUMNS),
             "rows": (row(r, not embed_details, None if groups is None else groups[i])
                      for i, r in enumerate(results)),
+            "load": load_curves(results),
             "caps": vars(STATIC) if embed_details else vars(SERVED),
             "details": details if embed_details else None,
             "sidecars": min(len(results), SIDECAR_ATTEMPTS) if embed_details

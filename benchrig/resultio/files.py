@@ -11,13 +11,14 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate, count
 from operator import sub
 from pathlib import Path
 from typing import Any
 
+from benchrig import durable
 from benchrig.core.errors import ResultError, UsageError
 from benchrig.resultio.record import Record, from_json
 from benchrig.schemas import problems
@@ -29,6 +30,11 @@ EXCERPT_CHARS = 400
 # at most jsonsafe.MAX_DEPTH below `metrics.engine`); a file past either is not one of ours.
 RESULT_CAP = 16 << 20  # bytes
 MAX_NESTING = 100  # arrays and objects inside one another
+# What a view makes beside the reading (load_records' `also`) may leave reference cycles
+# (json's indenting encoder leaves one a call), which the paused collector would keep to the
+# end: the young generation is collected every YOUNG_EVERY files, a walk over what those
+# files left, never over every record.
+YOUNG_EVERY = 1000
 
 
 def utc_now() -> str:
@@ -66,20 +72,25 @@ def _umask() -> int:
 
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """Write via a temporary file in the same folder and rename: never half a file. `text`
-    may come in pieces (a report's page, made as it is written)."""
+    may come in pieces (a report's page, made as it is written). On the disk (fsync of the
+    file and its folder) in the background, by the process's exit at the latest (`durable`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    kept = -1
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.writelines([text] if isinstance(text, str) else text)
             handle.flush()
-            os.fsync(handle.fileno())
+            kept = os.dup(handle.fileno())  # the written inode, whatever the name holds later
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if kept >= 0:
+            os.close(kept)
         raise
+    durable.later(kept, path.parent)
 
 
 def result_text(result: dict[str, Any]) -> str:
@@ -299,25 +310,34 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def freeze_loaded() -> None:
-    """For a command that keeps what it loaded until it exits: one collection (a refused
-    file's traceback may hold a cycle), then everything alive moved out of the collector's
-    sight, so the report's own collections never walk the records again. Not for a library
-    caller, whose heap it would freeze too."""
-    gc.collect()
+def freeze_loaded(refused: bool = True) -> None:
+    """For a command that keeps what it loaded until it exits: one collection when a file
+    was `refused` (its traceback may hold a cycle; with none refused the loading made no
+    garbage worth a walk over every record: 0.5 s at 100,000), then everything alive moved
+    out of the collector's sight, so the report's own collections never walk the records
+    again. Not for a library caller, whose heap it would freeze too."""
+    if refused:
+        gc.collect()
     gc.freeze()
 
 
-def load_records(paths: list[Path]) -> Records:
+def load_records(paths: list[Path],
+                 also: Callable[[Record, dict[str, Any]], None] | None = None) -> Records:
     """`load_results` for the views: read and validated the same way, file by file, each
     valid result kept only as its compact record (record.from_json) before the next is read,
-    so memory grows by a record, not a parsed file, per result."""
+    so memory grows by a record, not a parsed file, per result. `also` is handed each valid
+    result's record and its whole JSON while it is in hand (the report's drill-downs: no
+    file is read twice)."""
     records: list[Record] = []
     rejected: list[tuple[Path, str]] = []
     with _collector_paused():
-        for file, found in _each(_files(paths)):
+        for index, (file, found) in enumerate(_each(_files(paths)), 1):
             if isinstance(found, str):
                 rejected.append((file, found))
             else:
-                records.append(from_json(found, file))
+                records.append(record := from_json(found, file))
+                if also is not None:
+                    also(record, found)
+            if also is not None and index % YOUNG_EVERY == 0:
+                gc.collect(0)
     return Records(records, rejected)

@@ -82,6 +82,10 @@ class Record(Mapping[str, Any]):
             return getattr(self, key)
         raise KeyError(key)
 
+    def get(self, key: str, default: Any = None, /) -> Any:
+        # Mapping.get goes through __getitem__ and a KeyError: millions of calls a report
+        return getattr(self, key) if key in _KEYS else default
+
     def __iter__(self) -> Iterator[str]:
         return iter(_KEYS)
 
@@ -92,9 +96,11 @@ class Record(Mapping[str, Any]):
 _FIELDS = tuple(f.name for f in fields(Record))
 _KEYS = frozenset(_FIELDS) - {"path"}
 _SPECIAL = frozenset({"metrics", "checks", "settings", "evidence", "path"})
-# Each plain field with its value when a file lacks it (a required one never does).
-_PLAIN = tuple((f.name, None if f.default is MISSING else f.default)
-               for f in fields(Record) if f.name not in _SPECIAL)
+# Every field in declaration order, for a positional call (a dict of 25 keyword arguments
+# per record costs more): its name, its value when a file lacks it (a required one never
+# does), whether it is interned, whether it is made from its part of the file.
+_ORDER = tuple((f.name, None if f.default is MISSING else f.default, f.name in _NAMES,
+                f.name in _SPECIAL) for f in fields(Record))
 
 
 def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
@@ -118,20 +124,24 @@ def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
     """The record of a result that passed validation (schema/result.schema.json): every
     declared field from its key (missing in an older file: the field's default)."""
     get = data.get
-    values = {name: get(name, default) for name, default in _PLAIN}
-    for name in _NAMES:
-        if type(value := values[name]) is str:
-            values[name] = sys.intern(value)
-    metrics = data["metrics"]
+    intern = sys.intern
     checks = data["checks"]
-    return Record(
-        **values,
-        metrics=Credible(_kept(credible(metrics), METRICS_KEPT) or {}),
-        checks=Checks(checks["passed"], checks["total"],
-                      tuple([sys.intern(str(d.get("name", ""))) for d in checks["details"]])),
-        settings=_kept(data["settings"], SETTINGS_KEPT) or {},
-        evidence=_evidence(get("evidence")),
-        path=path)
+    special = {
+        "metrics": Credible(_kept(credible(data["metrics"]), METRICS_KEPT) or {}),
+        "checks": Checks(checks["passed"], checks["total"],
+                         tuple([intern(str(d.get("name", ""))) for d in checks["details"]])),
+        "settings": _kept(data["settings"], SETTINGS_KEPT) or {},
+        "evidence": _evidence(get("evidence")),
+        "path": path}
+    values: list[Any] = []
+    for name, default, interned, computed in _ORDER:
+        if computed:
+            values.append(special[name])
+        elif interned and type(value := get(name, default)) is str:
+            values.append(intern(value))
+        else:
+            values.append(get(name, default))
+    return Record(*values)
 
 
 def to_json(record: Record) -> Json:

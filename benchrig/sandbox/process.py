@@ -511,6 +511,15 @@ class CandidateProcess:
         for out in (self.stdout, self.stderr):
             out.drain()  # what it printed before its last reply is in the pipe by now
 
+    def abort(self) -> None:
+        """From another thread, when the attempt is stopped: SIGKILL the sandbox's processes
+        and change nothing else, so a call of the owner's blocked on it returns (its pipe
+        closes); the owner then stops it as after any crash."""
+        for pid in confinement.children_of(self.proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self._signal_group()
+
     def reap(self) -> str | None:
         """Everything `stop` does after `kill`: wait for bubblewrap, sweep the uid (raising
         SandboxError if a process survives SIGKILL), close the pipes, finish the output.

@@ -177,3 +177,26 @@ def test_checking_spends_from_the_attempt_deadline(tmp_path: Path) -> None:
     assert done.result["result"] == "fail"
     assert all("timed out" in d["message"] for d in done.result["checks"]["details"])
     assert took <= 2.0 + GRACE_S + 1.0  # + the sandbox's own start and sweep
+
+
+def test_a_stopped_attempt_ends_its_deadlines_and_closes_what_it_holds() -> None:
+    """The executor's cooperative stop (no exception raised into a thread): a deadline made
+    under the attempt's Stop ends when it is set, a closer registered meanwhile runs once,
+    and a deadline made afterwards is born ended."""
+    from benchrig.core.deadline import Stop, closing_on_stop, stop_scope
+
+    closed: list[str] = []
+    stop = Stop()
+    with stop_scope(stop):
+        before = Deadline(60)
+        with closing_on_stop(lambda: closed.append("socket")):
+            assert not before.expired and closed == []
+            stop.set("interrupted")
+            assert before.expired and before.left() == 0 and closed == ["socket"]
+        stop.set("again")  # once
+        after = Deadline(60)
+        with closing_on_stop(lambda: closed.append("late")):
+            pass
+    assert after.expired and before.budget_s == 60 and stop.reason == "interrupted"
+    assert closed == ["socket", "late"]
+    assert not Deadline(60).expired  # outside the attempt: no stop applies

@@ -198,18 +198,22 @@ def test_an_attempt_run_elsewhere_pickles_back_and_is_recorded_by_the_parent(
 
 def test_ctrl_c_stops_the_attempts_in_flight_so_they_clean_up_after_themselves() -> None:
     """An agent runs in a session of its own, which Ctrl-C does not reach: the attempt's own
-    cleanup must run, or the agent outlives the run."""
+    cleanup must run, or the agent outlives the run. The attempt is stopped cooperatively:
+    its deadline ends, as an agent's reader sees between its short waits."""
     import subprocess
+
+    from benchrig.core.deadline import Deadline
 
     children: list[subprocess.Popen[bytes]] = []
     started = threading.Event()
 
     def work(s: AttemptSpec, slot: Slot) -> None:
+        deadline = Deadline(60)
         child = subprocess.Popen(["sleep", "60"], start_new_session=True)
         children.append(child)
         started.set()
         try:
-            while child.poll() is None:  # as an agent's reader does: short waits
+            while child.poll() is None and not deadline.expired:  # an agent reader's waits
                 time.sleep(0.05)
         finally:
             child.kill()

@@ -203,4 +203,23 @@ def test_a_refused_call_processed_nothing_so_the_totals_stay_known() -> None:
     assert (calls[1].input_tokens, calls[1].output_tokens) == (0, 0)
     totals = summarize(calls)
     assert totals["output_tokens"] == calls[0].output_tokens
-    assert totals["tokens_source"] == "counted" and totals["cost_usd"] == 0.0
+    assert totals["cost_usd"] == 0.0
+    # its zero is exact, not counted by BenchRig: the served calls' source stands
+    assert calls[0].tokens_source == "server" and calls[1].tokens_source is None
+    assert totals["tokens_source"] == "server"
+
+
+def test_a_call_whose_tokens_benchrig_counted_still_lowers_the_source() -> None:
+    from dataclasses import replace
+
+    from benchrig.gateway.attempt_figures import summarize
+
+    with scripted(DONE, DONE, DONE) as (_, session):
+        chat(session.base_url)
+        chat(session.base_url, tool_choice="required")  # refused: no model saw it
+        chat(session.base_url)
+        served, refused, counted = session.calls()
+    counted = replace(counted, tokens_source="counted")  # as when BenchRig tokenized it
+    assert summarize([served, refused, counted])["tokens_source"] == "counted"
+    assert summarize([served, refused])["tokens_source"] == "server"
+    assert summarize([refused])["tokens_source"] == "server"  # zeros, exact: as no call

@@ -142,3 +142,112 @@ def test_the_per_attempt_csv_lists_attempts_not_levels() -> None:
     answered = [attempt("m", "t1", "pass", agent="openai")]
     both = render([*answered, level(1, 1.0, 10)], "csv", per_attempt=True)
     assert both == render(answered, "csv", per_attempt=True)
+
+
+def test_the_csv_summary_has_the_load_levels_and_no_formula_from_names() -> None:
+    """`summary --format csv` over load levels was the models' header alone: the levels
+    were lost. They are their own table (one row per level, knee and frontier marked),
+    alone for levels only, after a blank line beside attempts; names cannot start a
+    formula or carry control characters."""
+    import csv
+    import io
+
+    from benchrig.report import render
+
+    hostile = "=HYPERLINK(\"http://evil\")\x1b[2J"
+    levels = [level(1, 1.0, 10, model=hostile), level(2, 2.0, 12, model=hostile),
+              level(4, 3.9, 20, model=hostile)]
+    levels[2]["evidence"]["load"]["goodput"] = {"slo": {"ttft_ms": 500.0, "itl_ms": 50},
+                                                "requests": 3, "share": 0.75, "per_s": 3.0}
+    rows = list(csv.DictReader(io.StringIO(render(levels, "csv"))))
+    assert [r["level"] for r in rows] == ["1", "2", "4"]
+    assert rows[0]["model"].startswith("'=") and "\x1b" not in rows[0]["model"]
+    assert rows[1]["ttft_p99_ms"] == "12.000" and rows[1]["request_throughput"] == "2.000"
+    assert rows[2]["knee"] == "true" and rows[2]["frontier"] == "true"
+    assert rows[2]["goodput_share"] == "0.750" and rows[2]["goodput_slo"] == "itl_ms≤50 ttft_ms≤500"
+    answered = [attempt("m", "t1", "pass", agent="openai")]
+    both = render([*answered, *levels], "csv")
+    models, load = both.split("\n\n")
+    assert models + "\n" == render(answered, "csv")
+    assert [r["level"] for r in csv.DictReader(io.StringIO(load))] == ["1", "2", "4"]
+
+
+def test_every_summary_names_the_slos_goodput_counts_against() -> None:
+    import json
+
+    from benchrig.report import render
+
+    levels = [level(1, 1.0, 10), level(2, 2.0, 12)]
+    for lv in levels:
+        lv["evidence"]["load"]["goodput"] = {"slo": {"ttft_ms\x1b[2J": 500.0}, "requests": 4,
+                                             "share": 1.0, "per_s": 1.0}
+    text = render(levels, "table")
+    assert "goodput: the share of requests meeting ttft_ms\\x1b[2J≤500" in text
+    assert "\x1b" not in text
+    markdown = render(levels, "markdown")
+    assert "meeting ttft" in markdown and "\x1b" not in markdown
+    curve, = json.loads(render(levels, "json"))["load"]
+    assert curve["levels"][0]["goodput_slo"] == "ttft_ms\\x1b[2J≤500"
+
+
+def test_a_levels_drill_down_shows_figures_not_its_raw_samples() -> None:
+    """A level's 4 × 4,000 raw samples filled the drill-down's evidence cap before any
+    figure; hostile figures (text, NaN) show as —, never as what the file wrote."""
+    from benchrig.report.viewer import detail, payload
+
+    lv = level(1, 1.0, 10)
+    lv["evidence"]["load"]["samples"] = {"ttft_ms": [1.0] * 4000}
+    lv["evidence"]["load"]["request_throughput"] = "<b>fast</b>"
+    lv["evidence"]["load"]["ttft_ms"]["p99"] = float("nan")
+    found = detail(lv)
+    assert "samples" not in found["evidence"] and '"requests"' in found["evidence"]
+    facts = dict(found["load"]["facts"])
+    assert facts["request throughput (req/s)"] == "—" and facts["level"] == "concurrency 1"
+    assert found["load"]["figures"][0] == ["TTFT ms", "4", "5", "10", "—", "1"]
+    assert detail(attempt("m", "t", "pass"))["load"] is None
+    curve, = payload([from_json(lv), from_json(level(2, 2.0, 12))], False)["load"]
+    assert curve["members"] == [0, 1] and curve["rows"][1][0] == "2"
+
+
+def _two_sides(tmp_path: Path) -> Path:
+    sides = []
+    for name, scale in (("a", 1.0), ("b", 2.0)):
+        levels = [level(c, rps * scale, p99 * scale, run_label=name)
+                  for c, rps, p99 in ((1, 1.0, 10.0), (2, 2.0, 12.0))]
+        for lv in levels:
+            lv["evidence"]["load"]["goodput"] = {"slo": {"ttft_ms": 500}, "requests": 2,
+                                                 "share": 0.5 * scale, "per_s": 1.0}
+        sides += levels
+    return write(tmp_path / "r", sides)
+
+
+def test_compare_shows_each_sides_throughput_and_goodput(tmp_path: Path) -> None:
+    """`compare` showed only latency shifts: the curve's other half (request and token
+    throughput, goodput against its SLOs) was in no comparison of two runtimes."""
+    from tests.conftest import benchrig
+
+    folder = _two_sides(tmp_path)
+    ran = benchrig("compare", "a", "b", str(folder), results_dir=tmp_path)
+    assert ran.code == 0, ran.stderr
+    assert "TTFT p50 +7.5" in ran.stdout
+    assert "req/s 2.00 → 4.00 · tok/s 20.00 → 40.00 · goodput 50% → 100% " \
+           "(ttft_ms≤500 / ttft_ms≤500)" in ran.stdout
+
+
+def test_compare_json_has_the_load_levels(tmp_path: Path) -> None:
+    """`compare --format json` over load levels gave only the attempts' (none): the levels
+    were lost. They are a `load` key: per shared level each side and each percentile."""
+    import json
+
+    from tests.conftest import benchrig
+
+    folder = _two_sides(tmp_path)
+    ran = benchrig("compare", "a", "b", str(folder), "--format", "json",
+                   results_dir=tmp_path)
+    assert ran.code == 0, ran.stderr
+    curve, = json.loads(ran.stdout)["load"]
+    assert (curve["task"], curve["mode"]) == ("t", "concurrency")
+    one, two = curve["levels"]
+    assert two["a"]["request_throughput"] == 2.0 and two["b"]["goodput_share"] == 1.0
+    ttft50 = next(p for p in one["percentiles"] if (p["figure"], p["q"]) == ("ttft_ms", 50))
+    assert ttft50["difference"] == 7.5 and len(ttft50["interval"]) == 2

@@ -24,6 +24,9 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
                           check=False)
 
 
+BUILT: dict[str, str] = {}  # the fixture's build: its stderr and the wheel's path
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv outside the checkout holding only the built wheel; its dependencies come from
@@ -42,6 +45,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                   str(wheels)], base, env)
     assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("benchrig-*.whl")
+    BUILT.update(stderr=built.stderr, wheel=str(wheel))
     venv = base / "venv"
     made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
     assert made.returncode == 0, made.stderr
@@ -55,6 +59,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 "-q", str(wheel)], base, env)
     assert put.returncode == 0, put.stderr
     return venv
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_without_a_deprecation_and_says_its_licence(installed: Path) -> None:
+    """setuptools deprecated the `project.license` table (removal 2027-02-18): the SPDX
+    string builds with no warning and is written as the wheel's License-Expression."""
+    import zipfile
+
+    assert "deprecat" not in BUILT["stderr"].lower(), BUILT["stderr"]
+    with zipfile.ZipFile(BUILT["wheel"]) as wheel:
+        (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = wheel.read(name).decode("utf-8")
+    assert "License-Expression: MIT" in metadata.splitlines()
 
 
 @pytest.mark.slow
@@ -104,6 +121,31 @@ def test_installed_benchrig_runs_from_an_empty_folder(installed: Path, tmp_path:
     assert not any(installed.rglob("results/*.json"))  # nothing written inside the package
 
 
+@pytest.mark.slow
+def test_installed_benchrig_imports_packs_beside_results_never_into_the_package(
+        installed: Path, tmp_path: Path) -> None:
+    """An installed package's folder is not a user's data folder: `benchrig import` writes
+    ./tasks/packs/<pack>/ (beside ./results), and `verify` and `run --pack` find it there."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHRIG_")}
+    benchrig = str(installed / "bin" / "benchrig")
+    sample = ROOT / "tests" / "fixtures" / "packs" / "mbpp-sample.jsonl"
+
+    imported = _run([benchrig, "import", "mbpp", "--from", str(sample)], folder, env)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    assert not list(installed.rglob("pack.json")), "a pack was written into the package"
+    pack = folder / "tasks" / "packs" / "mbpp"
+    assert (pack / "pack.json").is_file(), sorted(str(p) for p in folder.rglob("*"))
+    verified = _run([benchrig, "verify", "mbpp"], folder, env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert list((pack / ".verify").iterdir())
+    planned = _run([benchrig, "run", "--pack", "mbpp", "--model", "m", "--driver", "replay",
+                    "--provider", str(pack / ".references"), "--dry-run"], folder, env)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    assert "5" in planned.stdout + planned.stderr
+
+
 def test_results_go_to_the_current_folder_when_installed(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Installed, the package's own folder is no place for results: ./results instead."""
@@ -113,6 +155,19 @@ def test_results_go_to_the_current_folder_when_installed(tmp_path: Path,
     monkeypatch.delenv("BENCHRIG_RESULTS_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
     assert paths.results_dir() == tmp_path / "results"
+
+
+def test_imports_go_beside_results_when_installed_and_to_tasks_in_the_checkout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BENCHRIG_TASKS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert paths.imports_dir() == paths.tasks_dir()  # the checkout: tasks/<pack>/ as before
+    site = tmp_path / "site-packages"
+    (site / "benchrig").mkdir(parents=True)
+    monkeypatch.setattr(paths, "ROOT", site)
+    assert paths.imports_dir() == tmp_path / "tasks" / "packs"
+    monkeypatch.setenv("BENCHRIG_TASKS_DIR", str(tmp_path / "mine"))
+    assert paths.imports_dir() == tmp_path / "mine"  # said explicitly: wherever it is
 
 
 def test_results_stay_in_the_checkout_when_run_from_it(monkeypatch: pytest.MonkeyPatch,

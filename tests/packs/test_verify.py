@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +91,26 @@ def test_pass_at_k_is_human_evals_estimator() -> None:
     for n, c, k in [(1, 0, 1), (1, 1, 1), (5, 2, 1), (5, 2, 3), (10, 3, 10), (200, 17, 100)]:
         theirs = float(estimate_pass_at_k(numpy.array([n]), numpy.array([c]), k)[0])
         assert pass_at_k(n, c, k) == pytest.approx(theirs, rel=1e-12)
+
+
+def test_verify_boots_no_sandbox_it_does_not_use(tmp_path: Path, results_dir: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchrig.packs.verify import verify_pack
+    from benchrig.sandbox import pool
+
+    env = {"BENCHRIG_TASKS_DIR": str(tmp_path / "tasks")}
+    assert cli_call("import", "mbpp", "--from", str(MBPP), results_dir=results_dir,
+                    env=env).code == 0
+    launched: list[Any] = []
+    real = pool._launch
+
+    def counted(*args: Any) -> Any:
+        launched.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(pool, "_launch", counted)
+    report = verify_pack("mbpp", results_dir, base=tmp_path / "tasks")
+    assert report.ok
+    # one sandbox per answer (5 references, 5 broken), none booted only to be stopped at
+    # the end (four spares were: each a bubblewrap and an interpreter, then a stop and sweep)
+    assert len(launched) == 10

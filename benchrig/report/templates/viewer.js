@@ -175,6 +175,32 @@
       panel.appendChild(t);
     }
 
+    // A load level: its figures, then its sweep's curve, each level a row that opens it.
+    function level(i, found) {
+      panel.appendChild(el("h4", "load level"));
+      grid(["figure", "value"], found.facts);
+      grid(["distribution", "n", "p50", "p90", "p99", "mean"], found.figures);
+      (data.load || []).forEach(function (curve) {
+        var at = curve.members.indexOf(i);
+        if (at < 0) { return; }
+        panel.appendChild(el("h4", "its curve: " + curve.name + " · by " + curve.mode +
+                             (curve.slo ? " · goodput against " + curve.slo : "")));
+        var t = el("table", null, "curve");
+        t.setAttribute("data-curve", "");
+        var tr = el("tr");
+        curve.headers.forEach(function (h) { tr.appendChild(el("th", h)); });
+        t.appendChild(tr);
+        curve.rows.forEach(function (cells, k) {
+          var r = el("tr", null, k === at ? "open" : "");
+          r.setAttribute("data-level-row", String(curve.members[k]));
+          cells.forEach(function (cell) { r.appendChild(el("td", cell)); });
+          r.addEventListener("click", function () { open(curve.members[k]); });
+          t.appendChild(r);
+        });
+        panel.appendChild(t);
+      });
+    }
+
     function show(i, d) {
       var r = rows[i];
       panel.textContent = "";
@@ -186,6 +212,7 @@
                           r[C.started] + " · task " + d.hash.slice(0, 19) + "…", "meta"));
       if (d.notes) { panel.appendChild(el("p", d.notes)); }
       if (d.error) { panel.appendChild(el("p", "error " + d.error, "error")); }
+      if (d.load) { level(i, d.load); }
       if (d.checks.length) { panel.appendChild(el("h4", "checks")); grid(["check", "passed", "message"], d.checks); }
       section("prompt", d.prompt, "prompt");
       section("thinking", d.thinking, "thinking");
@@ -210,13 +237,14 @@
         link.appendChild(el("span", d.transcript || "none"));
       }
       panel.appendChild(link);
-      // Side by side: the same task's attempts across models, agents and labels.
+      // Side by side: the same task's attempts across models, agents and labels (a load
+      // level has its curve above instead).
       var same = [];
       for (var j = 0; j < rows.length; j++) {
         if (rows[j][C.task] === r[C.task] && rows[j][C.suite] === r[C.suite] &&
             rows[j][C.sample] === r[C.sample]) { same.push(j); }
       }
-      if (same.length > 1) {
+      if (same.length > 1 && !d.load) {
         panel.appendChild(el("h4", "this task across models, agents and labels"));
         var side = el("div", null, "side");
         same.slice(0, 12).forEach(function (j) {
