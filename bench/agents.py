@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from benchrig.drivers import get_driver  # noqa: E402
 from benchrig.drivers.claude import ClaudeParser  # noqa: E402
 from benchrig.drivers.confine import confine  # noqa: E402
-from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
 from tests.helpers.staging import stage_files  # noqa: E402
 

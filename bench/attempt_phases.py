@@ -83,9 +83,9 @@ def main() -> None:
         wrap(module, dotted, label)
     from benchrig.checks import load_checks
     from benchrig.drivers import get_driver
+    from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
     from benchrig.packs import REFERENCES, pack_dir
     from benchrig.packs.importer import import_suite
-    from benchrig.runner import Overrides, run_attempt, settings_for
     from benchrig.sandbox import SandboxPool
     from benchrig.spec import load_tasks, task_paths
 

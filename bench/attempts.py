@@ -39,9 +39,9 @@ from bench.load import busy  # noqa: E402
 from benchrig import sandbox  # noqa: E402
 from benchrig.checks import load_checks  # noqa: E402
 from benchrig.drivers import get_driver  # noqa: E402
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.packs import REFERENCES, pack_dir  # noqa: E402
 from benchrig.packs.importer import import_suite  # noqa: E402
-from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.sandbox import SandboxPool  # noqa: E402
 from benchrig.spec import load_tasks, task_paths  # noqa: E402
 

@@ -21,14 +21,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchrig.context_run import memory_of, spill_point  # noqa: E402
 from benchrig.core.settings import Settings  # noqa: E402
 from benchrig.drivers.base import DriverRequest  # noqa: E402
 from benchrig.drivers.llamacpp import LlamaCppDriver, _load  # noqa: E402
+from benchrig.haystack import Scenario, build_prompt, estimate_counter  # noqa: E402
 from benchrig.local.memory import kv_cache_bytes, rss_bytes, trained_context  # noqa: E402
 from benchrig.local.model import resolve_model  # noqa: E402
-from benchrig.needle import Scenario, build_prompt, estimate_counter  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
+from benchrig.suites.windows import memory_of, spill_point  # noqa: E402
 
 WINDOWS = (512, 1024, 2048, 4096, 8192)
 

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchrig.drivers import get_driver  # noqa: E402
-from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.spec import load_samples, load_task  # noqa: E402
 
 HEAD = """---

@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from benchrig.drivers.openai import request_body  # noqa: E402
-from benchrig.local.serve import EmbeddedServer, ServerConfig  # noqa: E402
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig  # noqa: E402
+from benchrig.orchestrate.runner import Overrides, settings_for  # noqa: E402
 from benchrig.prompt import render  # noqa: E402
-from benchrig.runner import Overrides, settings_for  # noqa: E402
 from benchrig.spec import load_tasks, task_paths  # noqa: E402
 
 TASKS = ("bat-and-ball", "discount-tax", "two-trains", "multiples-three-five")

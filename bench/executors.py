@@ -24,12 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.http_drivers import Paced  # noqa: E402
-from benchrig import remote  # noqa: E402
 from benchrig.drivers import get_driver  # noqa: E402
 from benchrig.execute import AttemptSpec, LocalExecutor, Slot  # noqa: E402
 from benchrig.execute.plan import attempt_specs  # noqa: E402
 from benchrig.execute.raycluster import RayExecutor  # noqa: E402
-from benchrig.runner import Overrides, Produced, perform, record, settings_for  # noqa: E402
+from benchrig.orchestrate import remote  # noqa: E402
+from benchrig.orchestrate.runner import Overrides, Produced, perform, record, settings_for  # noqa: E402
 from benchrig.sandbox import SandboxPool  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
 

@@ -30,7 +30,7 @@ from benchrig.drivers import get_driver  # noqa: E402
 from benchrig.drivers.base import DriverRequest  # noqa: E402
 from benchrig.drivers.ollama import ChatLines  # noqa: E402
 from benchrig.drivers.openai import _Stream  # noqa: E402
-from benchrig.local.serve import EmbeddedServer, ServerConfig, free_port  # noqa: E402
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig, free_port  # noqa: E402
 from benchrig.metrics import StreamCollector  # noqa: E402
 from benchrig.prompt import render  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402

@@ -27,11 +27,11 @@ from urllib.request import urlopen
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchrig.load.distributions import percentile  # noqa: E402
 from benchrig.load.engine import Level, Workload, run_level  # noqa: E402
 from benchrig.load.measure import measured  # noqa: E402
-from benchrig.load.stats import percentile  # noqa: E402
 from benchrig.load.wire import Endpoint, request_bytes  # noqa: E402
-from benchrig.local.serve import free_port  # noqa: E402
+from benchrig.local.embedded_server import free_port  # noqa: E402
 
 
 class Named(Workload):

@@ -26,12 +26,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchrig.load.distributions import percentile  # noqa: E402
 from benchrig.load.engine import Level, Workload, run_level  # noqa: E402
 from benchrig.load.figures import level_figures  # noqa: E402
 from benchrig.load.measure import measured  # noqa: E402
-from benchrig.load.stats import percentile  # noqa: E402
 from benchrig.load.wire import Endpoint  # noqa: E402
-from benchrig.local.serve import free_port  # noqa: E402
+from benchrig.local.embedded_server import free_port  # noqa: E402
 
 
 def children_cpu() -> float:

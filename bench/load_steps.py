@@ -25,9 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchrig import result  # noqa: E402
 from benchrig.plausible import credible  # noqa: E402
-from benchrig.record import from_json  # noqa: E402
+from benchrig.resultio import files as result  # noqa: E402
+from benchrig.resultio.record import from_json  # noqa: E402
 from benchrig.schemas import problems  # noqa: E402
 
 

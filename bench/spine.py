@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 from benchrig.core.settings import Settings  # noqa: E402
 from benchrig.drivers import get_driver  # noqa: E402
 from benchrig.drivers.base import DriverRequest  # noqa: E402
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.prompt import render  # noqa: E402
-from benchrig.runner import Overrides, run_attempt, settings_for  # noqa: E402
 from benchrig.spec import load_task  # noqa: E402
 
 

@@ -43,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchrig.result import result_path, result_text, validate  # noqa: E402
+from benchrig.resultio.files import result_path, result_text, validate  # noqa: E402
 
 TARGET_RATIO = 1.5
 TARGET_MIB = 300

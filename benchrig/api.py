@@ -17,8 +17,7 @@ from benchrig.core.settings import SAMPLING_TEMPERATURE, Settings
 from benchrig.core.task import TaskSpec
 from benchrig.drivers.base import Driver
 from benchrig.execute.base import AttemptSpec, Slot
-from benchrig.record import Record, as_records
-from benchrig.runner import (
+from benchrig.orchestrate.runner import (
     Overrides,
     Produced,
     UnrecordedAttempt,
@@ -26,6 +25,7 @@ from benchrig.runner import (
     record,
     settings_for,
 )
+from benchrig.resultio.record import Record, as_records
 from benchrig.textsafe import printable
 
 __all__ = ["Result", "Results", "load_results", "run", "select", "summarize"]
@@ -40,7 +40,7 @@ STOP_WAIT_S = 60.0  # the most close() waits for a stopped run to clean up
 def select(tasks: Sequence[str] = (), suites: Sequence[str] = ()) -> list[TaskSpec]:
     """The tasks named (ids, files or folders) of the suites or packs named, as `benchrig
     run` selects them (none named: every task of every suite that is not opt-in)."""
-    from benchrig.packs.select import load_selection
+    from benchrig.packs.task_choice import load_selection
     from benchrig.suites import SUITES, get_suite, known_suites
 
     # the installed packages are read only when a name is not a built-in suite's
@@ -95,8 +95,8 @@ def run(tasks: Sequence[str] = (), models: Sequence[str] = ("smollm2",), *,
     from benchrig.drivers import get_driver, known
     from benchrig.execute.plan import ordered, repeats
     from benchrig.execute.plan import providers as providers_of
-    from benchrig.result import check_results_dir
-    from benchrig.runner import matrix
+    from benchrig.orchestrate.runner import matrix
+    from benchrig.resultio.files import check_results_dir
     from benchrig.textsafe import stored
 
     if runs < 1 or jobs < 1:
@@ -239,8 +239,8 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
 
 def load_results(path: Path | str | Iterable[Path | str]) -> list[Record]:
     """The valid results in result files or folders, as records; a file that is not a
-    valid result is left out (`benchrig.result.load_records` says which and why)."""
-    from benchrig.result import load_records
+    valid result is left out (`benchrig.resultio.files.load_records` says which and why)."""
+    from benchrig.resultio.files import load_records
 
     given = [path] if isinstance(path, (str, Path)) else list(path)
     return load_records([Path(p) for p in given]).records

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchrig.result import Unreadable, read_regular
+from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.textsafe import printable
 
 DATASET_CAP = 256 << 20  # bytes of one dataset file (10,000 HumanEval-sized rows are 20 MB)

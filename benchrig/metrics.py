@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from benchrig.core.metrics import Metrics, TokenSource
+from benchrig.core.measurements import Metrics, TokenSource
 from benchrig.jsonsafe import finite
 from benchrig.plausible import DERIVED, Credible, credible, rejections
 from benchrig.thinking import ThinkSplitter

@@ -14,8 +14,9 @@ from typing import Any
 from benchrig.checks import check_problems
 from benchrig.core.task import TaskSpec
 from benchrig.dataset import FIELD, Row, Template, TemplateError, read_rows, template
-from benchrig.result import Unreadable, read_regular
+from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.schemas import problems as schema_problems
+from benchrig.suites import find_suite
 from benchrig.textsafe import printable
 
 # What a row fills: shown to the model (the prompt side) and hidden from it (the check side).
@@ -179,7 +180,9 @@ def _sample(task: TaskSpec, base: dict[str, Any], meta: Mapping[str, Any], row: 
     values = row.values
     filled = {key: _filled(value, values, key) for key, value in templates.items()}
     rendered = {k: v for k, v in meta.items() if k not in OWN} | filled
-    found = schema_problems("task", rendered) or check_problems(rendered)
+    suite = find_suite(task.suite)  # a check judging by window needs a suite asking so
+    found = schema_problems("task", rendered) or check_problems(
+        rendered, by_window=suite is not None and suite.by_window)
     if found:
         raise TemplateError("; ".join(found))
     prompt = _filled(body, values, "body").strip() if isinstance(body, Template) else task.body

@@ -18,7 +18,7 @@ from benchrig.checks import check_problems
 from benchrig.core.errors import TaskError
 from benchrig.core.task import TEST_SUFFIX, TaskSpec
 from benchrig.paths import tasks_dir
-from benchrig.result import Unreadable, read_regular
+from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.samples import FILLED, expand, stand_in
 from benchrig.samples import test_names_of as test_names_of  # its old home: bench/ imports it
 from benchrig.schemas import problems as schema_problems
@@ -213,7 +213,7 @@ def _load(path: Path) -> tuple[TaskSpec, list[TaskSpec]]:
         # a dataset task's check is checked filled, per row
         problems = [f"{label}: {p}" for p in (
             [unregistered(str(name))] if suite is None else
-            [] if dataset else check_problems(meta))]
+            [] if dataset else check_problems(meta, by_window=suite.by_window))]
     stem = path.name.removesuffix(".md")
     if isinstance(meta.get("id"), str) and meta["id"] != stem:
         problems.append(f"{label}: id: {meta['id']!r} does not match the file name {stem!r}")

@@ -4,37 +4,57 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "benchrig"
-# docs/architecture.md#layers, bottom first. A module may import its own layer and below.
+DOC = ROOT / "docs" / "architecture.md"
+# docs/architecture.md#layers, bottom first (its second column, row by row: held to it below).
+# A module may import its own row and below, unless NARROWER says less.
+LEAVES = ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking",
+          "benchrig.durable", "benchrig.streams", "benchrig.trusted", "benchrig.paths",
+          "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment")
+FOUNDATIONS = ("benchrig.prompt", "benchrig.schemas", "benchrig.resultio", "benchrig.config",
+               "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
+               "benchrig.haystack", "benchrig.gateway", "benchrig.dataset",
+               "benchrig.load.distributions")
+STAGES = ("benchrig.drivers", "benchrig.checks", "benchrig.report")
 LAYERS: list[tuple[str, ...]] = [
-    ("benchrig", "benchrig.textsafe", "benchrig.jsonsafe", "benchrig.thinking", "benchrig.durable",
-     "benchrig.streams", "benchrig.trusted", "benchrig.paths",
-     "benchrig.events", "benchrig.ui", "benchrig.attempts", "benchrig.environment"),
+    LEAVES,
     ("benchrig.core",),
-    # the Suite contract and the lookup by name; the built-in suites and their attempt
-    # shapes sit with the runner (the lookup loads them by name, never imports them)
+    # the Suite contract and the lookup by name; the built-in suites, their attempt shapes
+    # and the shapes' loops sit higher (the lookup loads them by name, never imports them)
     ("benchrig.suites",),
-    ("benchrig.prompt", "benchrig.schemas", "benchrig.result", "benchrig.record",
-     "benchrig.config",
-     "benchrig.metrics", "benchrig.plausible", "benchrig.local", "benchrig.sandbox",
-     "benchrig.needle", "benchrig.gateway", "benchrig.dataset",
-     "benchrig.load.stats"),
-    ("benchrig.drivers", "benchrig.checks", "benchrig.report"),
+    FOUNDATIONS,
+    STAGES,  # they answer, judge and summarize: none of them may lean on another
     ("benchrig.spec", "benchrig.samples", "benchrig.execute"),
-    ("benchrig.context_run",),
-    ("benchrig.runner", "benchrig.conversation", "benchrig.remote", "benchrig.suites.builtin",
-     "benchrig.suites.shapes", "benchrig.load"),
+    # the loops of two attempt shapes: a window ladder, a tool conversation
+    ("benchrig.suites.windows", "benchrig.suites.turns"),
+    ("benchrig.orchestrate", "benchrig.suites.builtin", "benchrig.suites.shapes",
+     "benchrig.load"),
     ("benchrig.packs",),
     # the library API: a facade over selection, plan, executor, runner and report
     ("benchrig.api",),
     ("benchrig.cli",),
 ]
-# The stages answer, judge and summarize: none of them may lean on another.
-STAGES = ("benchrig.drivers", "benchrig.checks", "benchrig.report")
+BELOW_STAGES = frozenset({*LEAVES, "benchrig.core", "benchrig.suites", *FOUNDATIONS})
+# The rows whose last column is narrower than "everything below": the owners (LAYERS entries)
+# each may import, and single modules it may import of an owner it may not.
+NARROWER: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "benchrig.spec": (BELOW_STAGES | {"benchrig.checks", "benchrig.samples"}, frozenset()),
+    "benchrig.samples": (BELOW_STAGES | {"benchrig.checks", "benchrig.spec"}, frozenset()),
+    "benchrig.execute": (BELOW_STAGES, frozenset({"benchrig.drivers", "benchrig.drivers.base"})),
+    "benchrig.suites.windows": (BELOW_STAGES | {"benchrig.drivers", "benchrig.checks",
+                                                "benchrig.suites.turns"}, frozenset()),
+    "benchrig.suites.turns": (BELOW_STAGES | {"benchrig.drivers", "benchrig.checks",
+                                              "benchrig.suites.windows"}, frozenset()),
+}
+# each package's contract: the one file name that may repeat (always named with its package)
+REPEATABLE = {"__init__.py", "__main__.py", "base.py"}
 
 
 def module_name(path: Path) -> str:
@@ -81,8 +101,8 @@ def imports() -> dict[str, set[str]]:
 
 def test_the_graph_is_read_from_the_code() -> None:
     graph = imports()
-    assert "benchrig.runner" in graph and "benchrig.core.task" in graph["benchrig.spec"] | \
-        graph["benchrig.runner"] | graph["benchrig.prompt"]
+    assert "benchrig.orchestrate.runner" in graph and "benchrig.core.task" in \
+        graph["benchrig.spec"] | graph["benchrig.orchestrate.runner"] | graph["benchrig.prompt"]
 
 
 def test_nothing_imports_a_higher_layer() -> None:
@@ -125,7 +145,7 @@ def test_there_is_no_import_circle() -> None:
 
 # The report, the runner and the plan ask a task's suite (its declared attributes and its
 # report facet), never its name: docs/security.md#a-suite-is-asked-never-named.
-ASKS_THE_SUITE = ("benchrig/report", "benchrig/runner.py", "benchrig/execute",
+ASKS_THE_SUITE = ("benchrig/report", "benchrig/orchestrate/runner.py", "benchrig/execute",
                   "benchrig/checks", "benchrig/config.py")
 # The name lists of benchrig.suites are the built-ins' facts kept for callers outside; a
 # module that asks the suite has no use for them.
@@ -178,3 +198,67 @@ def test_the_scan_finds_a_suite_name_branch() -> None:
               'd = r.get("context")\ne = "context" if x else "y"\n')
     assert suite_name_branches(source, names) == [
         "1: imports UNTIMED", "2: 'context'", "3: 'speed'", "4: 'speed'"]
+
+
+def narrower_breaches(graph: dict[str, set[str]]) -> list[str]:
+    """Every import a row with a narrower rule than "everything below" may not make."""
+    found = []
+    for module, targets in graph.items():
+        rule = NARROWER.get(owner(module))
+        if rule is None:
+            continue
+        owners, singles = rule
+        found += [f"{module} imports {target}" for target in sorted(targets)
+                  if owner(target) != owner(module) and owner(target) not in owners
+                  and target not in singles]
+    return sorted(found)
+
+
+def test_each_narrower_rule_holds() -> None:
+    assert narrower_breaches(imports()) == []
+
+
+@pytest.mark.parametrize(("module", "target"), [
+    ("benchrig.execute.plan", "benchrig.checks.judge"),  # the plan judging: not its job
+    ("benchrig.execute.plan", "benchrig.drivers.openai"),  # a driver recognised by module
+    ("benchrig.execute.local", "benchrig.spec"),
+    ("benchrig.execute.base", "benchrig.report.table"),
+    ("benchrig.spec", "benchrig.drivers.replay"),
+    ("benchrig.samples", "benchrig.report"),
+    ("benchrig.suites.windows", "benchrig.report.context"),
+    ("benchrig.suites.windows", "benchrig.execute.plan"),
+    ("benchrig.suites.turns", "benchrig.spec"),
+])
+def test_a_planted_import_against_a_narrower_rule_is_caught(module: str, target: str) -> None:
+    """The attack: an import that the layer order alone allows (it runs down) but the page's
+    narrower rule forbids."""
+    graph = {module: imports()[module] | {target}}
+    assert layer_of(target) <= layer_of(module)  # the order alone would let it through
+    assert narrower_breaches(graph) == [f"{module} imports {target}"]
+
+
+def _doc_rows() -> list[tuple[str, ...]]:
+    """The second column of docs/architecture.md#layers, row by row, as module names."""
+    section = DOC.read_text(encoding="utf-8").split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]  # no header
+    found = []
+    for row in rows:
+        names = re.findall(r"`([\w/]+)`", row.split(" | ")[1])
+        found.append(tuple("benchrig" if name == "benchrig" else
+                           "benchrig." + name.rstrip("/").replace("/", ".") for name in names))
+    return found
+
+
+def test_the_page_lists_the_layers_this_test_holds() -> None:
+    assert [set(row) for row in _doc_rows()] == [set(row) for row in LAYERS]
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A path in a traceback, a doc or a review names one file (base.py, a package's contract,
+    aside: it is always named with its package)."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        by_name.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    shared = {name: paths for name, paths in by_name.items()
+              if len(paths) > 1 and name not in REPEATABLE}
+    assert shared == {}

@@ -23,14 +23,14 @@ __all__ = ["BUILTIN", "GROUP", "check_problems", "find_check", "get_check", "kno
 
 GROUP = "benchrig.checks"
 BUILTIN = {
-    "tests": "benchrig.checks.code:check_code",
+    "tests": "benchrig.checks.hidden_tests:check_code",
     "final_answer": "benchrig.checks.answers:check_final_answer",
     "regex": "benchrig.checks.answers:check_regex",
     "exact_or_contains": "benchrig.checks.answers:check_exact_or_contains",
     "declension": "benchrig.checks.polish:check_declension",
     "choices": "benchrig.checks.polish:check_choices",
     "summary": "benchrig.checks.polish:check_summary",
-    "tool_calls": "benchrig.checks.tools:check_tool_calls",
+    "tool_calls": "benchrig.checks.tool_calls:check_tool_calls",
     "needle": "benchrig.checks.needle:check_needle",
 }
 
@@ -87,9 +87,11 @@ def load_checks(builtins: Collection[str] | None = None) -> dict[str, Check]:
     return checks
 
 
-def check_problems(meta: Mapping[str, Any]) -> list[str]:
+def check_problems(meta: Mapping[str, Any], *, by_window: bool = False) -> list[str]:
     """`field: what is wrong` for the check of a schema-valid frontmatter: an unknown check
-    type is refused (fails closed), a known one is validated by its own validator."""
+    type is refused (fails closed), a known one is validated by its own validator; a check
+    judging by window is refused unless the task's suite asks window by window (`by_window`,
+    which the loader asks of the suite)."""
     check = meta.get("check") or {}
     kind = check.get("type")
     if kind is None:
@@ -98,4 +100,7 @@ def check_problems(meta: Mapping[str, Any]) -> list[str]:
     if found is None:
         return [f"check.type: no check {kind!r} is registered "
                 f"(known: {', '.join(known_checks())})"]
+    if found.by_window and not by_window:
+        return [f"check.type: the {found.name} check belongs to the context suite (a suite "
+                "whose attempt asks window by window)"]
     return found.validate(meta)

@@ -16,8 +16,7 @@ from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import CheckDetail, Verdict
-from benchrig.needle import EXPECTED_KEY, Scenario, scenario_problems
-from benchrig.suites import find_suite
+from benchrig.haystack import EXPECTED_KEY, Scenario, scenario_problems
 
 __all__ = ["EXPECTED_KEY", "check_needle", "found"]
 EXCERPT_CHARS = 200
@@ -50,13 +49,11 @@ def other_code(expected: str, answer: str) -> str | None:
 
 
 def _problems(meta: Mapping[str, Any]) -> list[str]:
-    suite = find_suite(str(meta.get("suite")))  # its attempt must ask window by window
-    if suite is None or not suite.by_window:
-        return ["check.type: the needle check belongs to the context suite"]
     return scenario_problems(meta)
 
 
-@check("needle", validate=_problems)
+# its attempt must ask window by window: the loader asks the task's suite (by_window)
+@check("needle", validate=_problems, by_window=True)
 def check_needle(task: TaskSpec, transcript: Transcript, settings: Settings,
                  context: CheckContext) -> Verdict:
     """One step: the runner gives the step's expected answer in `task.check`."""

@@ -16,7 +16,7 @@ from benchrig.ui import info
 
 if TYPE_CHECKING:
     from benchrig.core.task import TaskSpec
-    from benchrig.load.plan import Given
+    from benchrig.load.sweep_plan import Given
 
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
 
@@ -53,12 +53,12 @@ def run_load(tasks: list[TaskSpec], models: list[str], drivers: list[str],
              max_tokens: int | None, temperature: float | None, label: str | None) -> None:
     """Each load task's sweep on each model and driver; exit 1 when a level ended in an
     error (no request completed)."""
-    from benchrig.load.plan import levels, prompts
-    from benchrig.load.stats import parse_slo
+    from benchrig.load.distributions import parse_slo
     from benchrig.load.sweep import Target, run_sweep
-    from benchrig.report.load import render_curves
-    from benchrig.result import check_results_dir
-    from benchrig.runner import Overrides, settings_for
+    from benchrig.load.sweep_plan import levels, prompts
+    from benchrig.orchestrate.runner import Overrides, settings_for
+    from benchrig.report.load_curves import render_curves
+    from benchrig.resultio.files import check_results_dir
 
     others = sorted({t.id for t in tasks if t.suite != "load"})
     if others:

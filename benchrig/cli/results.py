@@ -16,8 +16,8 @@ from benchrig.textsafe import printable
 from benchrig.ui import error, info, warn
 
 if TYPE_CHECKING:
-    from benchrig.record import Record
     from benchrig.report.viewer import Spool
+    from benchrig.resultio.record import Record
 
 # The filters of summary, compare and report (benchrig/report/select.py).
 Models = Annotated[list[str] | None, Option("--model", "-m",
@@ -43,7 +43,7 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
     exit 1. `also`: each valid result the filters keep, its record and its whole JSON, as it
     is read (result.load_records)."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
-    from benchrig.result import freeze_loaded, load_records
+    from benchrig.resultio.files import freeze_loaded, load_records
 
     filters = Filters(tuple(model or ()), tuple(suite or ()), tuple(label or ()),
                       tuple(driver or ()), parse_since(since) if since else None)
@@ -142,7 +142,7 @@ def compare(
     if format_ == "json" and levels:  # the load levels side by side: their own key
         import json
 
-        from benchrig.report.load import json_compare
+        from benchrig.report.load_curves import json_compare
 
         paired = json.loads(comparing.render_json(comparing.compare(attempts, a, b))) \
             if attempts else {"a": a, "b": b}
@@ -153,7 +153,7 @@ def compare(
         render = comparing.render_json if format_ == "json" else comparing.render_text
         echo(render(found), nl=False)
     if format_ == "table" and levels:  # the load levels side by side
-        from benchrig.report.load import render_compare
+        from benchrig.report.load_curves import render_compare
 
         shown = render_compare(sides[0], sides[1], (a, b))
         echo(("\n" if attempts else "") + shown if shown else "", nl=False)
@@ -208,7 +208,7 @@ def _write_report(html: Path, results: list[Record], paths_: list[Path] | None,
     from benchrig.report.render_html import render_html_parts
     from benchrig.report.view_server import sidecars
     from benchrig.report.viewer import read_sidecar_file
-    from benchrig.result import write_atomic
+    from benchrig.resultio.files import write_atomic
 
     folders = [p if p.is_dir() else p.parent for p in (paths_ or [paths.results_dir()])]
     # keyed by what the result says, not by object: the report works on checked copies
@@ -248,7 +248,7 @@ def prune(
     .transcript.jsonl sidecar. Without --yes nothing is deleted: the files are listed."""
     import datetime as dt
 
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     if not (errors or label or before):
         raise UsageError("prune needs a filter: --errors, --label or --before")

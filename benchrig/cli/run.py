@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from benchrig.core.task import TaskSpec
     from benchrig.drivers.base import Driver
     from benchrig.execute import AttemptSpec
-    from benchrig.runner import Overrides
+    from benchrig.orchestrate.runner import Overrides
     from benchrig.sandbox import Confinement, SandboxPool
 
 from benchrig.cli.app import ExecutorName, _load, app
@@ -161,7 +161,7 @@ def run(
     if is_load(suite, tasks):  # LOAD HOOK (issue 26): a sweep is not one planned attempt
         # (docs/writing-a-suite.md#a-suite-that-is-not-one-attempt)
         from benchrig.cli.load import run_load
-        from benchrig.load.plan import Given
+        from benchrig.load.sweep_plan import Given
 
         ignored = [name for name, given in (
             ("--runs", runs != 1), ("--jobs", jobs != 1), ("--resume", resume),
@@ -189,7 +189,7 @@ def run(
     repeated = {agent: repeats(chosen, runs, engines[agent].kind, temperature,
                                allow_identical) for agent in agents}
     settings_file = load_config(config)
-    from benchrig.runner import Overrides
+    from benchrig.orchestrate.runner import Overrides
 
     overrides = Overrides(temperature, max_tokens, context_size, threads, think, seed)
     lineup = Lineup(engines, given, repeated)
@@ -263,7 +263,7 @@ def _selected(selectors: list[str], suites: list[str], out_dir: Path, agents: li
     the selection is empty or isolation is required and missing."""
     from benchrig import sandbox
     from benchrig.drivers import get_driver
-    from benchrig.result import check_results_dir
+    from benchrig.resultio.files import check_results_dir
 
     check_results_dir(out_dir)
     chosen = _load(selectors, suites)
@@ -294,7 +294,7 @@ def _plan(chosen: list[TaskSpec], models: list[str], runs: int, out_dir: Path,
     --retry-errors only those whose latest result is an error (said on stderr; none:
     nothing to run)."""
     from benchrig.execute.plan import ordered
-    from benchrig.runner import matrix
+    from benchrig.orchestrate.runner import matrix
 
     if not retry_errors:
         return ordered({agent: list(matrix(chosen, models, runs))
@@ -329,7 +329,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
     from benchrig.attempts import unit_of
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
-    from benchrig.runner import Produced, UnrecordedAttempt, perform, record
+    from benchrig.orchestrate.runner import Produced, UnrecordedAttempt, perform, record
 
     specs = _specs(plan, lineup, overrides, settings_file, out_dir, pass_env, how.label,
                    how.jobs)
@@ -384,8 +384,8 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
 
             try:
                 if how.executor == "ray":
-                    from benchrig import remote
                     from benchrig.execute.raycluster import RayExecutor
+                    from benchrig.orchestrate import remote
 
                     RayExecutor(how.jobs, how.ray_address, remote.lost).run(
                         specs, remote.attempt, done, watch)
@@ -448,7 +448,7 @@ def _resumed(specs: list[AttemptSpec], out_dir: Path, retry_errors: bool
              ) -> list[AttemptSpec]:
     """The attempts without a result in `out_dir` yet (said on stderr)."""
     from benchrig.execute.resume import remaining
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     left = remaining(specs, load_results([out_dir]).results, retry_errors)
     info(f"resuming: {len(specs) - len(left)} of {len(specs)} attempts already have a "
@@ -486,7 +486,7 @@ def _errored(chosen: list[TaskSpec], models: list[str], driver: str, provider: s
              out_dir: Path) -> list[tuple[TaskSpec, str, int]]:
     """(task, model, run index) of each attempt whose latest result in `out_dir` is an error."""
     from benchrig.attempts import errored, unit_of
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     by_unit = {unit_of(task.id, task.sample_id): task for task in chosen}
     keys = errored(load_results([out_dir]).results, {t.id for t in chosen}, set(models),
@@ -521,7 +521,7 @@ def _dry_run(plan: Planned, lineup: Lineup, overrides: Overrides, config: Config
              out_dir: Path, jobs: int) -> None:
     """The plan on stdout; nothing is run, checked or written."""
     from benchrig.execute.plan import describe
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     specs = _specs(plan, lineup, overrides, config, out_dir, jobs=jobs)
     past = load_results([out_dir]).results if out_dir.is_dir() else []

@@ -8,8 +8,8 @@ plugin imports (docs/writing-a-driver.md, docs/writing-a-check.md)."""
 from benchrig.core.check import Check, CheckContext, Judge, Validator, check
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError, TaskError, UsageError
+from benchrig.core.measurements import Metrics
 from benchrig.core.messages import Message
-from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec, TaskView
 from benchrig.core.transcript import DriverOutput, Transcript

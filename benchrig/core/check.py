@@ -54,13 +54,16 @@ class Check:
     """A check type: `judge` turns a transcript into a verdict; `validate` refuses, at load,
     a task whose check cannot work; `preload` reads now whatever judging would read from disk
     (run before any driver, so an agent cannot change it); `unjudged` gives the checks of a
-    task whose attempt ended in the model's own error before it could be judged."""
+    task whose attempt ended in the model's own error before it could be judged; `by_window`:
+    it judges one window of a ladder, so the task loader refuses it in a suite whose attempt
+    does not ask window by window (the loader asks the suite: a check never looks one up)."""
 
     name: str
     judge: Judge
     validate: Validator = no_problems
     preload: Callable[[], None] = nothing_to_preload
     unjudged: Unjudged = nothing_checked
+    by_window: bool = False
 
     def __call__(self, task: TaskSpec, transcript: Transcript, settings: Settings,
                  context: CheckContext = NO_CONTEXT) -> Verdict:
@@ -69,10 +72,11 @@ class Check:
 
 def check(name: str, *, validate: Validator = no_problems,
           preload: Callable[[], None] = nothing_to_preload,
-          unjudged: Unjudged = nothing_checked) -> Callable[[Judge], Check]:
+          unjudged: Unjudged = nothing_checked,
+          by_window: bool = False) -> Callable[[Judge], Check]:
     """Make a judging function the check type `name`, with its frontmatter validator."""
 
     def make(judge: Judge) -> Check:
-        return Check(name, judge, validate, preload, unjudged)
+        return Check(name, judge, validate, preload, unjudged, by_window)
 
     return make

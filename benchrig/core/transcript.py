@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.textsafe import NAME_CAP, stored
 
 
@@ -21,8 +21,8 @@ class Transcript:
     tool_calls: tuple[Mapping[str, Any], ...] = ()
     files: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     turns: int | None = None
-    # tool use (benchrig.conversation): each model reply with the messages it answered, and
-    # why the runtime could not take tools at all (the case is then `unsupported`)
+    # tool use (benchrig.suites.turns): each model reply with the messages it
+    # answered, and why the runtime could not take tools at all (the case is then `unsupported`)
     tool_turns: tuple[Mapping[str, Any], ...] = ()
     unsupported: str | None = None
 

@@ -5,10 +5,10 @@ private to BenchRig: a plugin driver does not import them."""
 
 from __future__ import annotations
 
-import importlib
-
 from benchrig.core.errors import UsageError
+from benchrig.core.plugins import load_target
 from benchrig.drivers.base import Driver
+from benchrig.textsafe import printable, type_name
 
 __all__ = ["BUILTIN", "get_driver", "known"]
 
@@ -45,7 +45,19 @@ def get_driver(name: str) -> Driver:
     """The driver registered as `name`; its heavy dependencies load only when it runs."""
     target = BUILTIN.get(name) or _targets().get(name)  # a plugin never shadows a built-in
     if target is None:
-        raise UsageError(f"unknown driver {name!r}; known drivers: {', '.join(known())}")
-    module_name, _, attr = target.partition(":")
-    driver: Driver = getattr(importlib.import_module(module_name), attr)()
-    return driver
+        raise UsageError(f"unknown driver {printable(name)!r}; known drivers: "
+                         f"{', '.join(map(printable, known()))}")
+    found = load_target("driver", name, target)
+    if not isinstance(found, type):
+        raise UsageError(f"driver {printable(name)!r}: {printable(target)} is not a driver "
+                         "class (implement benchrig.drivers.base.Driver)")
+    try:
+        driver = found()
+    except Exception as exc:  # the plugin's own code: the user's installation, named
+        raise UsageError(f"driver {printable(name)!r}: starting {printable(target)} failed: "
+                         f"{type_name(exc)}: {printable(str(exc))}") from exc
+    if not callable(getattr(driver, "run", None)):
+        raise UsageError(f"driver {printable(name)!r}: {printable(target)} is not a driver "
+                         "(it has no run method: implement benchrig.drivers.base.Driver)")
+    checked: Driver = driver
+    return checked

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import DriverError, ErrorKind
-from benchrig.core.metrics import TokenSource, reported_source
+from benchrig.core.measurements import TokenSource, reported_source
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.agent_env import Needs, build, passed_names, private_home
 from benchrig.drivers.agent_process import (

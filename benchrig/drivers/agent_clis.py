@@ -106,7 +106,7 @@ def endpoint(request: DriverRequest, agent: str, *, metered: bool = True
         base = provider.rstrip("/")
         yield Endpoint(base.removesuffix("/v1"), request.model)
         return
-    from benchrig.local.serve import EmbeddedServer, ServerConfig
+    from benchrig.local.embedded_server import EmbeddedServer, ServerConfig
 
     request.progress.phase("starting the embedded model server")
     began = time.perf_counter()

@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 
 from benchrig.core.deadline import Deadline, closing_on_stop
 from benchrig.core.errors import DriverError, UsageError
-from benchrig.core.metrics import Metrics
-from benchrig.core.tools import ToolReply
+from benchrig.core.measurements import Metrics
+from benchrig.core.toolcase import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.jsonsafe import LARGEST_COUNT, NUMERIC_ERRORS, finite
 from benchrig.streams import EventTooLarge

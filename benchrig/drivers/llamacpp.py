@@ -10,12 +10,13 @@ from typing import Any
 
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.core.settings import Settings
-from benchrig.core.tools import ToolReply
+from benchrig.core.toolcase import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest, Progress
 from benchrig.drivers.toolreply import tool_reply
+from benchrig.haystack import TokenCounter
 from benchrig.local.memory import KV_SOURCE, kv_cache_bytes, rss_bytes, trained_context
 from benchrig.local.model import (
     INSTALL_HINT,
@@ -25,7 +26,6 @@ from benchrig.local.model import (
     resolve_model,
 )
 from benchrig.metrics import StreamCollector
-from benchrig.needle import TokenCounter
 
 # llama-cpp-python's create_chat_completion defaults, made explicit and recorded.
 SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
@@ -353,8 +353,8 @@ class LlamaCppDriver:
     def tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
                   tools: list[dict[str, Any]]) -> ToolReply:
         """One reply of a tool conversation in process, through llama-cpp-python's
-        function-calling chat handler (benchrig.local.tools), not streamed."""
-        from benchrig.local.tools import TOOL_FORMAT_NOTE, tool_completion
+        function-calling chat handler (benchrig.local.function_calling), not streamed."""
+        from benchrig.local.function_calling import TOOL_FORMAT_NOTE, tool_completion
 
         settings = request.settings
         path = resolve_model(request.model)

@@ -9,9 +9,9 @@ from typing import Any
 
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
-from benchrig.core.metrics import TokenSource
+from benchrig.core.measurements import TokenSource
 from benchrig.core.settings import Settings
-from benchrig.core.tools import ToolReply, ToolsUnsupported
+from benchrig.core.toolcase import ToolReply, ToolsUnsupported
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.httpstream import (

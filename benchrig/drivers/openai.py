@@ -9,9 +9,9 @@ from typing import Any
 
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError, UsageError
-from benchrig.core.metrics import TokenSource
+from benchrig.core.measurements import TokenSource
 from benchrig.core.settings import Settings
-from benchrig.core.tools import ToolReply, ToolsUnsupported
+from benchrig.core.toolcase import ToolReply, ToolsUnsupported
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.httpstream import (
@@ -31,8 +31,8 @@ from benchrig.drivers.httpstream import (
     with_retries_reply,
 )
 from benchrig.drivers.toolreply import refuses_tools, tool_reply
+from benchrig.haystack import TokenCounter
 from benchrig.metrics import StreamCollector
-from benchrig.needle import TokenCounter
 from benchrig.streams import SSEDecoder
 
 API_KEY_ENV = "OPENAI_API_KEY"

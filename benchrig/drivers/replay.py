@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.core.errors import DriverError, UsageError
-from benchrig.core.metrics import Metrics
-from benchrig.core.tools import ToolReply
+from benchrig.core.measurements import Metrics
+from benchrig.core.toolcase import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
 from benchrig.thinking import split_thinking

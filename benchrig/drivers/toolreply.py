@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchrig.core.errors import DriverError
-from benchrig.core.metrics import TokenSource
-from benchrig.core.tools import ToolReply
+from benchrig.core.measurements import TokenSource
+from benchrig.core.toolcase import ToolReply
 from benchrig.drivers.httpstream import as_text, count
 from benchrig.thinking import split_thinking
 

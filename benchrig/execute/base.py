@@ -11,7 +11,7 @@ How an executor is used (benchrig/cli.py does this for `benchrig run`):
 - `work(spec, slot)`: runs one attempt where the executor chooses and returns plain,
   picklable data (the runner's `Produced`: the result and its transcript lines). It never
   writes into the results folder. For an executor that leaves this process, `work` must be
-  a module-level function (`benchrig.remote.attempt`, around `runner.perform`) that
+  a module-level function (`benchrig.orchestrate.remote.attempt`, around `runner.perform`) that
   builds its own driver and sandbox pool from the spec.
 - `done(spec, outcome)`: called in the thread that called `run`, one call at a time, as each
   attempt finishes (in completion order): it records the result (`runner.record`), prints

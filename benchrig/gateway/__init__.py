@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from benchrig.gateway.attempt_figures import summarize, with_gateway_figures
 from benchrig.gateway.backend import Backend
-from benchrig.gateway.figures import summarize, with_gateway_figures
 from benchrig.gateway.metering import CallRecord, Session
 from benchrig.gateway.scripted import SCHEME
 from benchrig.gateway.server import Gateway
@@ -73,7 +73,7 @@ class GatewaySpec:
             return UpstreamBackend(self.base_url or "", model=model,
                                    api_key_env=self.api_key_env)
         if self.backend == "ollama":
-            from benchrig.gateway.ollama import OllamaBackend
+            from benchrig.gateway.ollama_backend import OllamaBackend
 
             return OllamaBackend(self.base_url or "",
                                  model=None if self.model == "smollm2" else self.model)

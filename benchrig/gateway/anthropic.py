@@ -9,8 +9,7 @@ from typing import Any
 
 import orjson
 
-from benchrig.gateway.chat import EMPTY_PARAMETERS
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     ChatRequest,
     Done,
     Event,
@@ -19,6 +18,7 @@ from benchrig.gateway.events import (
     Text,
     ToolCallPart,
 )
+from benchrig.gateway.chat import EMPTY_PARAMETERS
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}
 

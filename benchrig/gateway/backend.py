@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from benchrig.gateway.events import CallContext, ChatRequest, Event
+from benchrig.gateway.call import CallContext, ChatRequest, Event
 
 
 class Backend(Protocol):

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     ChatRequest,
     Done,
     Event,

@@ -1,6 +1,6 @@
 """The embedded model (llama-cpp-python, in this process) behind the gateway: one call at a
 time (a lock), each paying its own prefill; a call with tools goes through BenchRig's fixed
-function-calling handler (benchrig.local.tools), streamed as the model writes it
+function-calling handler (benchrig.local.function_calling), streamed as the model writes it
 (benchrig.local.tool_stream); a plain call streams."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     CallContext,
     ChatRequest,
     Done,
@@ -32,7 +32,7 @@ CHAT_FORMAT = "chatml"  # accepts what the front makes of any message; recorded
 def plain_messages(messages: tuple[dict[str, Any], ...]) -> list[dict[str, str]]:
     """The conversation for a chat template without tools: a tool result becomes a user
     message, an assistant's tool calls are written out as text."""
-    from benchrig.local.tools import handler_messages
+    from benchrig.local.function_calling import handler_messages
 
     out = []
     for message in handler_messages(list(messages)):
@@ -130,7 +130,7 @@ class EmbeddedBackend:
     def settings(self) -> dict[str, Any]:
         from importlib.metadata import version
 
-        from benchrig.local.tools import TOOL_FORMAT_NOTE
+        from benchrig.local.function_calling import TOOL_FORMAT_NOTE
 
         return {"server": "benchrig gateway", "backend": self.name,
                 "runtime": "llama-cpp-python", "version": version("llama_cpp_python"),

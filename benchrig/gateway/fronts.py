@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from benchrig.gateway import anthropic, chat, gemini, responses
-from benchrig.gateway.events import ChatRequest
+from benchrig.gateway import anthropic, chat, responses
+from benchrig.gateway import gemini_front as gemini
+from benchrig.gateway.call import ChatRequest
 
 
 @dataclass(frozen=True)

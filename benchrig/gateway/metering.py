@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from benchrig.gateway.events import CallContext, Done, Event, Reasoning, Text, ToolCallPart
+from benchrig.gateway.call import CallContext, Done, Event, Reasoning, Text, ToolCallPart
 from benchrig.gateway.prices import PriceTable
 from benchrig.textsafe import NAME_CAP, stored
 

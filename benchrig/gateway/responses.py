@@ -10,8 +10,7 @@ from typing import Any
 
 import orjson
 
-from benchrig.gateway.chat import EMPTY_PARAMETERS, ROLES, text_of
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     ChatRequest,
     Done,
     Event,
@@ -19,6 +18,7 @@ from benchrig.gateway.events import (
     Text,
     ToolCallPart,
 )
+from benchrig.gateway.chat import EMPTY_PARAMETERS, ROLES, text_of
 
 
 def _input(raw: Any) -> tuple[list[dict[str, Any]], int]:

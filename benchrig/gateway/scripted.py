@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     CallContext,
     ChatRequest,
     Done,

@@ -16,7 +16,7 @@ import orjson
 
 from benchrig.gateway import chat
 from benchrig.gateway.backend import Backend
-from benchrig.gateway.events import BackendError, RequestError
+from benchrig.gateway.call import BackendError, RequestError
 from benchrig.gateway.fronts import CHAT, Front, front_for, post_front
 from benchrig.gateway.metering import Meter, Session
 from benchrig.gateway.prices import PriceTable

@@ -12,8 +12,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from benchrig.gateway.chat import openai_body
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     BackendError,
     CallContext,
     ChatRequest,
@@ -25,7 +24,8 @@ from benchrig.gateway.events import (
     Text,
     ToolCallPart,
 )
-from benchrig.gateway.wire import Pool, WireError
+from benchrig.gateway.chat import openai_body
+from benchrig.gateway.upstream_http import Pool, WireError
 from benchrig.streams import SSEDecoder
 from benchrig.textsafe import stored
 

@@ -7,9 +7,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from benchrig.load.distributions import distribution, meets
 from benchrig.load.engine import LevelRun
 from benchrig.load.measure import Measured, measured
-from benchrig.load.stats import distribution, meets
 
 # Raw samples kept per figure for compare's bootstrap: evenly thinned past this, so a long
 # level's result stays far below the result file cap.

@@ -15,11 +15,11 @@ from benchrig.core.task import TaskSpec
 from benchrig.environment import environment
 from benchrig.load.engine import Level, LevelRun, Workload, run_level
 from benchrig.load.figures import level_figures, level_metrics
-from benchrig.load.plan import Prompts, saturated
-from benchrig.load.server import server_runtime
+from benchrig.load.runtime import server_runtime
+from benchrig.load.sweep_plan import Prompts, saturated
 from benchrig.load.wire import Endpoint
-from benchrig.result import SCHEMA_VERSION, utc_now
-from benchrig.runner import Attempt, Produced, record, recorded_settings
+from benchrig.orchestrate.runner import Attempt, Produced, record, recorded_settings
+from benchrig.resultio.files import SCHEMA_VERSION, utc_now
 from benchrig.textsafe import printable
 
 

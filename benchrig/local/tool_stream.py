@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from benchrig.local.tools import ANSWER_PREFIX, Capped, handler_messages
+from benchrig.local.function_calling import ANSWER_PREFIX, Capped, handler_messages
 
 CALL_PREFIX = "functions."
 

@@ -12,7 +12,7 @@ from benchrig.core.errors import TaskError, UsageError
 from benchrig.dataset import DATASET_CAP, FIELD
 from benchrig.packs.convert import task_text
 from benchrig.paths import imports_dir
-from benchrig.result import Unreadable, read_regular
+from benchrig.resultio.files import Unreadable, read_regular
 from benchrig.spec import load_samples
 from benchrig.textsafe import printable
 

@@ -15,7 +15,7 @@ from benchrig.core.task import TEST_SUFFIX
 from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED, dropped
 from benchrig.packs.convert import PER_ASSERTION, PER_PROBLEM, Converted, PackError
 from benchrig.packs.source import Source
-from benchrig.result import write_atomic
+from benchrig.resultio.files import write_atomic
 
 PACK_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 CHECKS_RULE = ("one check per assertion where the suite's test is nothing but assert "

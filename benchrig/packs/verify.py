@@ -25,8 +25,8 @@ from benchrig.core.errors import UsageError
 from benchrig.core.task import TaskSpec
 from benchrig.drivers import get_driver
 from benchrig.drivers.base import Driver
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.packs import PACK_FILE, REFERENCES, VERIFIED, dropped, pack_dir
-from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import Confinement, SandboxPool
 from benchrig.spec import load_tasks, task_paths
 from benchrig.textsafe import printable

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchrig.attempts import without_retried_errors
-from benchrig.record import as_records
 from benchrig.report.build import Report, build
 from benchrig.report.grouping import grouped
 from benchrig.report.table import ModelRow, model_rows
+from benchrig.resultio.record import as_records
 
 if TYPE_CHECKING:
     from benchrig.report.by_task import TaskTable
@@ -105,7 +105,7 @@ def render(results: Sequence[Mapping[str, Any]], format_: str, table_only: bool 
         return chosen.table(model_rows(grouped(records)))
     report = build(records, packs)
     if format_ == "table" and report.levels:  # the load suite's curves: its own section
-        from benchrig.report.load import render_curves
+        from benchrig.report.load_curves import render_curves
 
         curves = render_curves(report.levels)
         shown = chosen.report(report) if report.groups else ""

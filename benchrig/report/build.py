@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchrig.record import Record, as_records
 from benchrig.report.grouping import Group, grouped, levels_only
 from benchrig.report.scorecard import ModelCard, scorecards
 from benchrig.report.table import ModelRow, model_rows
+from benchrig.resultio.record import Record, as_records
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from typing import Any
 from benchrig.attempts import unit, without_retried_errors
 from benchrig.core.errors import UsageError, counts_against_model
 from benchrig.metrics import mean_known
-from benchrig.record import Record, as_records
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.facets import facet
 from benchrig.report.render_json import estimate
@@ -24,6 +23,7 @@ from benchrig.report.stats import (
     paired_difference,
     ratio_of_means,
 )
+from benchrig.resultio.record import Record, as_records
 from benchrig.textsafe import label
 
 TaskKey = tuple[str, str]  # suite, task

@@ -11,7 +11,7 @@ from typing import Any
 from benchrig.core.errors import counts_against_model
 from benchrig.jsonsafe import finite
 from benchrig.metrics import mean_known
-from benchrig.record import Record
+from benchrig.resultio.record import Record
 from benchrig.textsafe import label
 
 MIB = 1024 * 1024

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchrig.record import Record
+from benchrig.resultio.record import Record
 
 # A TTFT taken while other attempts were in flight includes their queue (`--jobs 4` against
 # a one-slot server: 38.7 s against 6.3 s alone); every mean of TTFT says how many it holds.

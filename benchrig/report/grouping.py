@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchrig.attempts import without_retried_errors
-from benchrig.record import Record, as_records
 from benchrig.report.facets import facet
 from benchrig.report.select import SettingsKey, settings_keys, variant_names
+from benchrig.resultio.record import Record, as_records
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from typing import Any
 
 from benchrig.core.errors import UsageError
 from benchrig.core.plugins import load_target
-from benchrig.record import Record
 from benchrig.report.cards import Span, SuiteCard
 from benchrig.report.facets import facet
 from benchrig.report.grouping import Group
+from benchrig.resultio.record import Record
 from benchrig.textsafe import printable
 
 Json = dict[str, Any]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from benchrig.record import Record
 from benchrig.report.cards import SuiteCard
 from benchrig.report.chart import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.context import (
@@ -30,6 +29,7 @@ from benchrig.report.tooluse import (
     tool_figures,
     tool_line,
 )
+from benchrig.resultio.record import Record
 from benchrig.textsafe import label
 
 

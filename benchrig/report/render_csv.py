@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from benchrig.core.errors import counts_against_model
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.disagreed import disagreement
 from benchrig.report.facets import facet, in_order, registered
@@ -20,6 +19,7 @@ from benchrig.report.panel import number as _number
 from benchrig.report.panel import panel
 from benchrig.report.scorecard import ModelCard, SuiteCard
 from benchrig.report.table import ModelRow
+from benchrig.resultio.record import Record
 from benchrig.textsafe import PRINT_CAP, label, printable
 
 # A spreadsheet runs a cell that starts with one of these as a formula (a tab or a carriage
@@ -134,7 +134,7 @@ def render_levels(levels: list[Record]) -> str:
     """The load sweeps' levels, one row per level, each curve's in level order: the
     figures the text's curves show (ms, per second, goodput a 0–1 share and its SLOs), the
     knee and the latency–throughput frontier as `true`/`false` (empty: no levels)."""
-    from benchrig.report.load import curves
+    from benchrig.report.load_curves import curves
 
     found = curves(levels)
     if not found:

@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import jinja2
 
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import Cell, task_table
 from benchrig.report.chart import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.facets import facet, in_order, registered
 from benchrig.report.grouping import Group
-from benchrig.report.load import html_curves
+from benchrig.report.load_curves import html_curves
 from benchrig.report.panel import Json, panel
 from benchrig.report.phrases import COMPOSITE_FORMULA, ERRORS_NOTE
 from benchrig.report.render_json import task_counts
@@ -35,6 +34,7 @@ from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
 from benchrig.report.viewer import Spool, island_parts, payload_parts
+from benchrig.resultio.record import Record
 from benchrig.textsafe import label, printable
 
 

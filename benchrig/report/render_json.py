@@ -7,16 +7,16 @@ import json
 
 from benchrig.attempts import unit
 from benchrig.core.errors import counts_against_model
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.by_task import TaskTable, task_table
 from benchrig.report.grouping import Group
-from benchrig.report.load import json_curves
+from benchrig.report.load_curves import json_curves
 from benchrig.report.panel import Json, panel, span_json
 from benchrig.report.scorecard import SuiteCard
 from benchrig.report.select import OUTCOME_SETTINGS, changed_tasks
 from benchrig.report.stats import CONFIDENCE, Estimate, TaskCount, pass_rate
 from benchrig.report.table import ModelRow
+from benchrig.resultio.record import Record
 
 FORMAT_VERSION = 1
 METHODS = {

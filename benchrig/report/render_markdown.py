@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_metric
-from benchrig.record import Record
 from benchrig.report.build import Report
 from benchrig.report.crowding import IN_FLIGHT_NOTE, crowded_ttft
 from benchrig.report.disagreed import DISAGREE_NOTE
@@ -31,6 +30,7 @@ from benchrig.report.phrases import (
 )
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.table import ModelRow
+from benchrig.resultio.record import Record
 from benchrig.textsafe import label
 
 
@@ -120,7 +120,7 @@ def render_cards_markdown(cards: list[ModelCard], groups: list[Group]) -> str:
 
 def render_report(report: Report) -> str:
     """The Markdown report: the per-model table, then a scorecard section per model."""
-    from benchrig.report.load import markdown_curves  # a sweep's levels, apart
+    from benchrig.report.load_curves import markdown_curves  # a sweep's levels, apart
 
     curves = markdown_curves(report.levels)
     if not report.groups:

@@ -17,7 +17,6 @@ from typing import Any
 from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, mean_known, mean_metric
-from benchrig.record import Record, as_records
 from benchrig.report.cards import Span as Span
 from benchrig.report.cards import SpeedFigures as SpeedFigures
 from benchrig.report.cards import SuiteCard as SuiteCard
@@ -26,6 +25,7 @@ from benchrig.report.facets import facet, figure_values
 from benchrig.report.grouping import Group
 from benchrig.report.panel import panel
 from benchrig.report.stats import pass_at_k
+from benchrig.resultio.record import Record, as_records
 from benchrig.textsafe import label
 
 

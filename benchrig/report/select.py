@@ -11,7 +11,7 @@ from typing import Any
 
 from benchrig.attempts import unit
 from benchrig.core.errors import UsageError
-from benchrig.record import Record, as_records
+from benchrig.resultio.record import Record, as_records
 
 # The settings that change an outcome: results that differ in one are never one row.
 OUTCOME_SETTINGS = ("temperature", "max_tokens", "think", "context_size")

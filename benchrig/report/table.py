@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
 from benchrig.metrics import any_floored, caveat, mean_metric
-from benchrig.record import Record
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.disagreed import disagreeing
 from benchrig.report.facets import facet
 from benchrig.report.grouping import Group
 from benchrig.report.panel import panel
+from benchrig.resultio.record import Record
 from benchrig.textsafe import label
 
 

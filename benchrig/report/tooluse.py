@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
-from benchrig.record import Record
+from benchrig.resultio.record import Record
 
 # Each rate's name, as the CSV (`tool_use_<rate>`) and the JSON (`tool_use.<rate>`) give it
 # (empty / null on a zero denominator), then the counts outside every rate.

@@ -10,8 +10,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from benchrig.record import Record
 from benchrig.report.viewer import detail, island, payload, read_sidecar_file, whole
+from benchrig.resultio.record import Record
 from benchrig.textsafe import printable_lines
 
 TRANSCRIPT_CAP = 1 << 20  # characters of a transcript sent (it is made printable first)

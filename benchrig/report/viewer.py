@@ -15,10 +15,10 @@ import orjson
 
 from benchrig.core.errors import counts_against_model
 from benchrig.plausible import credible
-from benchrig.record import Record, to_json
 from benchrig.report.disagreed import disagreement
 from benchrig.report.facets import facet
-from benchrig.result import Unreadable, read_valid
+from benchrig.resultio.files import Unreadable, read_valid
+from benchrig.resultio.record import Record, to_json
 from benchrig.textsafe import label, printable, printable_lines
 
 Json = dict[str, Any]
@@ -148,7 +148,7 @@ def level_detail(load: Any) -> Json | None:
     SLOs) and each distribution's n, p50, p90, p99 and mean, every text made printable."""
     if not isinstance(load, dict):
         return None
-    from benchrig.report.load import slo_text
+    from benchrig.report.load_curves import slo_text
 
     mode = _name(str(load.get("mode")))
     goodput = load.get("goodput") if isinstance(load.get("goodput"), dict) else None
@@ -359,7 +359,7 @@ def load_curves(results: list[Record]) -> list[Json]:
     """The load sweeps among `results` as the browser lists them: per curve its name, its
     table (report.load's rows: knee, frontier, goodput) and each level's row index, so a
     level opens to its figures and its curve's other levels."""
-    from benchrig.report.load import HEADERS, curves, table_rows
+    from benchrig.report.load_curves import HEADERS, curves, table_rows
 
     return [{"name": curve.name, "mode": _name(curve.mode), "slo": curve.slo,
              "headers": list(HEADERS), "rows": table_rows(curve),

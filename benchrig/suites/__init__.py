@@ -41,11 +41,11 @@ ANSWER_SCORED = ("coding", "reasoning", "polish", "tool_use")
 COMPOSITE = ("coding", "reasoning", "polish", "context")
 # Suites left out of the legacy timing averages (per-model table, the model's avg TTFT):
 # tool conversations are several unstreamed requests, not one timed generation; a load level
-# is a distribution over many requests (its own section: benchrig.report.load).
+# is a distribution over many requests (its own section: benchrig.report.load_curves).
 UNTIMED = ("tool_use", "load")
 # Suites whose results are levels of a sweep, not pass/fail attempts (no verdict, checks
 # 0/0): out of every group, pass rate, scorecard and attempt count; their own section shows
-# them (benchrig.report.load).
+# them (benchrig.report.load_curves).
 LEVELS = ("load",)
 # Suites run only when asked for by name (--suite or a task id), never by default.
 OPT_IN = ("tool_use", "load")

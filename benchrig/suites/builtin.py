@@ -34,7 +34,7 @@ def _coding_problems(meta: Mapping[str, Any], body: str) -> list[str]:
 
 
 def _context_problems(meta: Mapping[str, Any], body: str) -> list[str]:
-    from benchrig.needle import filler_problems
+    from benchrig.haystack import filler_problems
 
     return filler_problems(body) if body else []  # the body is the filler, not a prompt
 
@@ -71,7 +71,7 @@ CONTEXT_REPORT = SuiteReport(by_checks=True, composite=True, order=3, panel=f"{P
 POLISH_REPORT = SuiteReport(composite=True, order=4)
 # several unstreamed requests per attempt, not one timed generation: out of the timing means
 TOOL_USE_REPORT = SuiteReport(timed=False, order=5, panel=f"{PANELS}:TOOL_USE")
-# a sweep's levels are distributions over many requests: their own section (report/load.py)
+# a sweep's levels are distributions over many requests: their own section (report/load_curves.py)
 LOAD_REPORT = SuiteReport(timed=False, levels=True, order=6)
 
 # speed and context measure the engine (they generate to the limit on purpose): thinking off,

@@ -12,10 +12,10 @@ from benchrig.core.deadline import Deadline
 from benchrig.core.errors import DriverError
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
-from benchrig.core.tools import is_tool_case
+from benchrig.core.toolcase import is_tool_case
 from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
-from benchrig.result import utc_now
+from benchrig.resultio.files import utc_now
 from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
 
@@ -30,16 +30,16 @@ def single_answer(attempt: AttemptInput) -> Outcome:
 
 def conversation(attempt: AttemptInput) -> Outcome:
     """A tool case's planned turns through the driver's `tool_turn`, each judged as it comes
-    (benchrig.conversation), then the whole judged; a task without tools and turns is
+    (benchrig.suites.turns), then the whole judged; a task without tools and turns is
     answered once."""
     return _answered(attempt, converse=is_tool_case(attempt.task.frontmatter))
 
 
 def window_ladder(attempt: AttemptInput) -> Outcome:
     """Every window of a context scenario in order, each warmed up, filled, timed and judged
-    (benchrig.context_run); recorded with the widest window. A window past the model's
+    (benchrig.suites.windows); recorded with the widest window. A window past the model's
     trained context is that step's failure (DriverRequest.strict_context)."""
-    from benchrig.context_run import context_attempt  # only the context suite needs it
+    from benchrig.suites.windows import context_attempt  # only the context suite needs it
 
     request = replace(attempt.request, strict_context=True)
     settings, output, error, verdict = context_attempt(attempt.task, attempt.driver, request)
@@ -81,7 +81,7 @@ def _driven(attempt: AttemptInput, converse: bool
     deadline: Deadline = request.deadline
     try:
         if converse:  # imported here: most runs hold no tool case
-            from benchrig.conversation import converse as talk
+            from benchrig.suites.turns import converse as talk
 
             return talk(driver, request, attempt.task), None
         output: DriverOutput = driver.run(request)

@@ -235,7 +235,7 @@ def test_a_conclusion_reads_a_bounded_number_of_values(answer: str,
 
 def test_a_no_call_answer_reads_a_bounded_clause_per_match(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from benchrig.checks import toolcalls
+    from benchrig.checks import tool_turn as toolcalls
 
     sizes: list[int] = []
     pattern = toolcalls._CLAUSE_END

@@ -137,7 +137,7 @@ def test_a_check_that_crashes_on_the_answer_fails_it_with_the_reason(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever reading the model's answer raises is the model's failure, counted, never a
     harness error (which would leave the pass rate)."""
-    from benchrig.checks import code
+    from benchrig.checks import hidden_tests as code
     from benchrig.checks.judge import judge
     from benchrig.core.settings import Settings
     from benchrig.core.transcript import Transcript

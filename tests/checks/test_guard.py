@@ -19,7 +19,7 @@ from benchrig.core.errors import counts_against_model
 from benchrig.core.settings import Settings
 from benchrig.core.transcript import Transcript
 from benchrig.drivers.replay import ReplayDriver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 

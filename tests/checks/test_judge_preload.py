@@ -19,7 +19,7 @@ from benchrig.checks import load_checks
 from benchrig.checks.judge import judge
 from benchrig.core.transcript import Transcript
 from benchrig.core.errors import DriverError
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_tasks, task_paths
 
 def ours():
@@ -67,7 +67,7 @@ def test_checkers_and_the_sandbox_program_are_loaded_before_the_driver_runs(
     # no check registers itself on import: importing the runner and loading a coding task
     # (its check is its tests) load none; run_attempt loaded every check (and read the
     # sandbox's program, unread when the attempt started) before the driver ran
-    modules = {"benchrig.checks.answers", "benchrig.checks.code", "benchrig.checks.polish"}
+    modules = {"benchrig.checks.answers", "benchrig.checks.hidden_tests", "benchrig.checks.polish"}
     assert not modules & set(report["after_loading_a_coding_task"])
     assert report["child_source_before_run"] == 0
     assert modules <= set(report["at_driver_run"])

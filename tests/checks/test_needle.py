@@ -15,7 +15,7 @@ from benchrig.checks.needle import EXPECTED_KEY, check_needle, found
 from benchrig.core.errors import TaskError
 from benchrig.core.settings import Settings
 from benchrig.core.transcript import Transcript
-from benchrig.needle import (
+from benchrig.haystack import (
     Scenario,
     TokenCounter,
     build_prompt,

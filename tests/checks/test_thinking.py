@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchrig.checks.normalize import final_text
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.thinking import ThinkSplitter, split_thinking
 from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply, sse

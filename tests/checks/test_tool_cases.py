@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchrig.drivers.replay import ReplayDriver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.toolcases import CASES, all_near_misses, meta, oracle, write

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
-from benchrig.checks.toolcalls import difference, judge_turn, parse_arguments, text_call
-from benchrig.checks.tools import validate_tool_case
+from benchrig.checks.tool_calls import validate_tool_case
+from benchrig.checks.tool_turn import difference, judge_turn, parse_arguments, text_call
 from benchrig.core.errors import TaskError
-from benchrig.core.tools import PlannedTurn
+from benchrig.core.toolcase import PlannedTurn
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.toolcases import meta
@@ -231,7 +231,7 @@ def test_looking_for_a_call_written_as_text_reads_a_bounded_amount(
     # `{` of 300,000 against the whole text took 35 s; now a bounded window, bounded times
     import json
 
-    from benchrig.checks import toolcalls
+    from benchrig.checks import tool_turn as toolcalls
 
     read: list[int] = []
     original = json.JSONDecoder.raw_decode

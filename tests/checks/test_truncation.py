@@ -11,13 +11,13 @@ import pytest
 
 from benchrig.checks.judge import judge
 from benchrig.config import Config
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.core.settings import Settings
-from benchrig.core.tools import ToolReply
+from benchrig.core.toolcase import ToolReply
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import DriverRequest
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.report.scorecard import suite_card
-from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.toolcases import oracle

@@ -11,7 +11,7 @@ import pytest
 
 from benchrig.core.errors import counts_against_model
 from benchrig.drivers.replay import ReplayDriver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.toolcases import call_json, oracle, write
@@ -93,7 +93,7 @@ class HugeNumbers:
         pass
 
     def run(self, request: Any) -> Any:
-        from benchrig.core.metrics import Metrics
+        from benchrig.core.measurements import Metrics
         from benchrig.core.transcript import DriverOutput, Transcript
 
         return DriverOutput(Transcript(answer="The code is " + "9" * 5000 + ".",

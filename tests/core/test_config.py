@@ -9,7 +9,7 @@ import pytest
 from benchrig.config import Config, load_config
 from benchrig.core.errors import UsageError
 from benchrig.core.task import TaskSpec
-from benchrig.runner import Overrides, settings_for
+from benchrig.orchestrate.runner import Overrides, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS, cli_call
 

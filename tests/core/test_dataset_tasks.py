@@ -11,8 +11,8 @@ import pytest
 
 from benchrig.core.errors import TaskError
 from benchrig.drivers import get_driver
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.prompt import render
-from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_samples, load_task, load_tasks
 from tests.conftest import cli_call
 

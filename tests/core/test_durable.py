@@ -16,8 +16,8 @@ import pytest
 
 from benchrig import durable
 from benchrig.drivers.replay import ReplayDriver
-from benchrig.result import read_valid, write_atomic
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import read_valid, write_atomic
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, answer_file
 
@@ -62,7 +62,7 @@ def test_a_file_handed_over_is_fsynced_at_exit_even_when_nothing_flushed(
         "real = os.fsync\n"
         "os.fsync = lambda fd: (seen.append(fd), real(fd))[1]\n"
         "from pathlib import Path\n"
-        "from benchrig.result import write_atomic\n"
+        "from benchrig.resultio.files import write_atomic\n"
         "for i in range(20):\n"
         f"    write_atomic(Path({str(tmp_path)!r}) / f'{{i}}.json', '{{}}')\n")
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchrig.core.errors import ResultError
-from benchrig.result import (
+from benchrig.resultio.files import (
     load_results,
     result_path,
     result_text,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchrig.result import _parsed
+from benchrig.resultio.files import _parsed
 
 
 def as_json_reads(path: Path) -> tuple[str, Any]:

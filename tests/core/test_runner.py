@@ -7,10 +7,10 @@ from pathlib import Path
 from benchrig.core.errors import DriverError, ErrorKind
 from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.base import DriverRequest
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import scorecards
-from benchrig.result import load_results
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import load_results
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from benchrig.schemas import accepts, problems, reference_problems
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS

@@ -14,7 +14,7 @@ import pytest
 from benchrig.core.errors import DriverError
 from benchrig.core.task import TaskSpec
 from benchrig.drivers.base import DriverRequest
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from benchrig.core.metrics import reported_source
+from benchrig.core.measurements import reported_source
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_clis import AGENTS_DIR, FIGURES_SOURCE
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.helpers.agents import task_with_timeout
@@ -87,7 +87,7 @@ def installed(agent: Agent) -> Path:
 def ours() -> set[int]:
     """This test process's agents and embedded servers (the .agents/ install is shared)."""
     servers = host_processes(f"{ROOT / '.venv'}/bin/python") & host_processes(
-        "benchrig.local.serve_child")
+        "benchrig.local.embedded_server_child")
     return mine(host_processes(str(AGENTS_DIR)) | host_processes(
         os.path.realpath(AGENTS_DIR)) | servers)
 

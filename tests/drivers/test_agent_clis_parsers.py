@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchrig.core.metrics import reported_source
+from benchrig.core.measurements import reported_source
 from benchrig.drivers.agent import AgentRun, StreamParser, reported_figures
 from benchrig.drivers.agent_clis import FIGURES_SOURCE
 from benchrig.drivers.aider import AiderParser
@@ -142,10 +142,10 @@ def test_both_paths_keep_the_agents_word_in_one_schema_valid_place(tmp_path: Pat
     either way, and a result holding them validates; nothing of it is left in `engine`."""
     import copy
 
-    from benchrig.core.metrics import Metrics
+    from benchrig.core.measurements import Metrics
     from benchrig.core.transcript import DriverOutput, Transcript
     from benchrig.gateway import with_gateway_figures
-    from benchrig.result import validate
+    from benchrig.resultio.files import validate
     from tests.helpers.results import EXAMPLE
 
     metered = runs(tmp_path, metered=True)["gemini"]

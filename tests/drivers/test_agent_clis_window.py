@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchrig.drivers import get_driver
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.drivers.test_agent_clis import AGENTS, Ran, installed, ours, ran  # noqa: F401

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchrig.drivers import get_driver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.helpers.agents import attempt, needs_bwrap, stream

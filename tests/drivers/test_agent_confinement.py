@@ -23,8 +23,8 @@ from benchrig import paths
 from benchrig.core.errors import ResultError
 from benchrig.drivers import confine, get_driver
 from benchrig.drivers.confine import Plan, Support, checkouts
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, WITHOUT_BUBBLEWRAP, benchrig
 from tests.helpers.agents import (
@@ -82,8 +82,9 @@ def test_a_confined_agent_sees_nothing_of_benchrig_and_changes_nothing(
                   str(tasks / f"planted-{token}.md"), f"/usr/planted-{token}",
                   f"planted-{token}.txt", str(tmp_path / "home" / f"planted-{token}"),
                   f"$HOME/planted-{token}"],
-        "read": [str(SECRET), str(tasks / "lru-cache.test.py"), str(ROOT / "benchrig" /
-                 "runner.py"), str(ROOT / ".git"), f"/proc/{os.getpid()}/root{SECRET}",
+        "read": [str(SECRET), str(tasks / "lru-cache.test.py"),
+                 str(ROOT / "benchrig" / "orchestrate" / "runner.py"), str(ROOT / ".git"),
+                 f"/proc/{os.getpid()}/root{SECRET}",
                  *(str(p / "tasks" / "lru-cache.test.py") for p in others)],
         "list": [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "fixtures"),
                  str(ROOT / "tasks"), str(results), str(tasks), *map(str, others)],

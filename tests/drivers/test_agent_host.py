@@ -16,7 +16,7 @@ import pytest
 
 from benchrig import environment, trusted
 from benchrig.drivers import agent_process, confine, get_driver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.sandbox import confinement
 from benchrig.spec import load_task
 from tests.conftest import ROOT, cli_call

@@ -20,7 +20,7 @@ import pytest
 from benchrig import trusted
 from benchrig.drivers import agent, confine, get_driver
 from benchrig.drivers.agent_process import Workspace
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.drivers.test_agent_confinement import snoop

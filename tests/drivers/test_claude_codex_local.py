@@ -15,8 +15,8 @@ import pytest
 
 from benchrig.drivers import get_driver
 from benchrig.gateway import server
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT
 from tests.drivers.test_agent_clis import ours

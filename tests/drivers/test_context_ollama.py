@@ -12,8 +12,8 @@ import pytest
 
 from benchrig.config import Config
 from benchrig.drivers.ollama import OllamaDriver
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.report import render
-from benchrig.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.loopback import Loopback

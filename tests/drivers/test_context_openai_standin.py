@@ -11,7 +11,7 @@ from typing import Any
 
 from benchrig.config import Config
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.loopback import Loopback, Reply

@@ -17,7 +17,7 @@ from benchrig.drivers.base import Driver
 from benchrig.drivers.httpstream import request_json
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.loopback import Loopback, Reply, ndjson, sse

@@ -18,8 +18,8 @@ from benchrig.drivers.codex import CodexParser
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.pi import PiParser
 from benchrig.jsonsafe import MAX_DEPTH, TOO_DEEP, json_safe, whole
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, cli_call
 from tests.helpers.agents import use_fixture

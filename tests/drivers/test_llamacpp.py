@@ -9,7 +9,7 @@ import pytest
 
 from benchrig.core.errors import UsageError
 from benchrig.local.model import resolve_model
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.conftest import ROOT, benchrig
 
 pytestmark = pytest.mark.model

@@ -16,7 +16,7 @@ from benchrig.core.errors import DriverError, UsageError
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.ollama import OllamaDriver, ollama_url, placement
 from benchrig.prompt import render
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, ndjson
@@ -90,7 +90,7 @@ def test_full_attempt_through_run_sh_with_ollama_host(results_dir: Path) -> None
 def test_thinking_model_gets_its_multiplied_budget_and_speed_turns_think_off() -> None:
     chat = Reply(ndjson(line("ok"), done()), content_type="application/x-ndjson")
     with Loopback(routes(chat)) as server:
-        from benchrig.runner import Overrides, settings_for
+        from benchrig.orchestrate.runner import Overrides, settings_for
 
         spec = load_task(TASKS / "lru-cache.md")
         settings = settings_for(spec, Overrides(), model="qwen3:8b")

@@ -12,8 +12,8 @@ import pytest
 
 from benchrig.core.settings import Settings
 from benchrig.drivers.openai import OpenAIDriver, request_body
-from benchrig.local.serve import free_port
-from benchrig.result import validate
+from benchrig.local.embedded_server import free_port
+from benchrig.resultio.files import validate
 from tests.conftest import ROOT, TASKS, benchrig, cli_call
 from tests.helpers.loopback import Loopback, Reply, sse
 from tests.helpers.openai import GOOD, USAGE, chunk, rechunk, request, stream_reply
@@ -223,7 +223,7 @@ def test_a_server_refusing_before_the_run_is_a_setup_error_that_writes_nothing(
 
 def test_a_server_gone_after_preflight_is_an_error_result(tmp_path: Path) -> None:
     """A server that goes away once the run has started still leaves a result: error/infra."""
-    from benchrig.runner import Overrides, run_attempt, settings_for
+    from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
     from benchrig.spec import load_task
 
     task = load_task(short_task(tmp_path, 2))

@@ -13,9 +13,9 @@ import pytest
 from benchrig.core.settings import Settings
 from benchrig.drivers.base import DriverRequest
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.local.serve import EmbeddedServer, ServerConfig
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig
 from benchrig.prompt import render
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, benchrig
 

@@ -19,9 +19,9 @@ from benchrig.drivers import confine, get_driver
 from benchrig.drivers.agent_process import TERM_GRACE_S
 from benchrig.drivers.pi import PINNED_VERSION
 from benchrig.gateway.metering import STREAMED_BASIS
-from benchrig.local.serve import free_port
-from benchrig.result import load_results
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.local.embedded_server import free_port
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import load_results
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 from tests.helpers.agents import task_with_timeout

@@ -8,7 +8,7 @@ import pytest
 from benchrig.drivers.httpstream import is_loopback
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
-from benchrig.local.serve import EmbeddedServer, ServerConfig, free_port
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig, free_port
 from tests.helpers.loopback import Loopback, Reply, ndjson
 from tests.helpers.ollama import done, line, routes
 from tests.helpers.ollama import request as ollama_request
@@ -63,7 +63,7 @@ def test_ollama_on_loopback_ignores_the_proxy() -> None:
 def test_benchrig_serve_starts_and_answers_with_a_proxy_set(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # proxied polls never answer
-    monkeypatch.setattr("benchrig.local.serve.STARTUP_TIMEOUT_S", 60.0)
+    monkeypatch.setattr("benchrig.local.embedded_server.STARTUP_TIMEOUT_S", 60.0)
     with EmbeddedServer(ServerConfig(context_size=1024, threads=1)) as server:
         out = OpenAIDriver().run(openai_request(server.base_url, model="smollm2",
                                                 task="valid-brackets", max_tokens=4))

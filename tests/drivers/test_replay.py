@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.conftest import SOLUTIONS, answer_file, cli_call, fenced
 
 GOOD = (SOLUTIONS / "lru-cache.py").read_text()

@@ -14,11 +14,11 @@ from benchrig.core.errors import DriverError
 from benchrig.drivers import httpstream
 from benchrig.drivers.ollama import OllamaDriver
 from benchrig.drivers.openai import OpenAIDriver
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.report.grouping import grouped
 from benchrig.report.render_text import render_table
 from benchrig.report.table import model_rows
-from benchrig.result import load_results
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import load_results
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 from tests.helpers.loopback import Loopback, Reply, ndjson, sequence

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.ollama import FINAL, MODEL, tool_reply, tool_routes

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from benchrig.local.serve import EmbeddedServer, ServerConfig
-from benchrig.result import validate
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig
+from benchrig.resultio.files import validate
 from tests.conftest import Ran, benchrig, cli_call
 from tests.helpers.context import scenario
 

@@ -15,15 +15,16 @@ from typing import Any
 
 import pytest
 
-from benchrig import cli, runner
-from benchrig import result as result_module
+from benchrig import cli
 from benchrig.cli.run import verdict_line
 from benchrig.core.transcript import DriverOutput
 from benchrig.drivers.replay import ReplayDriver
 from benchrig.jsonsafe import json_safe
+from benchrig.orchestrate import runner
+from benchrig.orchestrate.runner import Overrides, UnrecordedAttempt, run_attempt, settings_for
 from benchrig.report import render
-from benchrig.result import load_results, result_text, validate
-from benchrig.runner import Overrides, UnrecordedAttempt, run_attempt, settings_for
+from benchrig.resultio import files as result_module
+from benchrig.resultio.files import load_results, result_text, validate
 from benchrig.spec import load_task
 from benchrig.textsafe import label, printable, printable_lines
 from tests.conftest import ROOT, SOLUTIONS, TASKS, answer_file, cli_call, fenced

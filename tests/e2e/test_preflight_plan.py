@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.openai import USAGE, chunk, stream_reply

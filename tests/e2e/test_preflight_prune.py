@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrig.result import result_path
+from benchrig.resultio.files import result_path
 from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, write
 

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from tests.conftest import cli_call
 from tests.helpers.loopback import Loopback, Reply
 from tests.helpers.openai import chunk, stream_reply

@@ -16,7 +16,7 @@ from benchrig.attempts import without_retried_errors
 from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import by_run, scorecards
 from benchrig.report.table import model_rows
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from benchrig.suites import SUITES
 from tests.conftest import ROOT, SOLUTIONS, cli_call, fenced
 from tests.helpers.loopback import Loopback, Reply

@@ -73,7 +73,7 @@ def test_one_replay_attempt_imports_only_what_it_uses(tmp_path: Path, results_di
                             str(ROOT / "scripts" / "runner.py")])
     assert ran.code == 0, ran.stderr[-2000:]
     modules = imported(ran.stderr)
-    assert "benchrig.runner" in modules
+    assert "benchrig.orchestrate.runner" in modules
     # rich (~35 ms) only draws on a terminal, and stderr is a pipe
     assert not {m for m in modules if m.split(".")[0] in ("jsonschema", "rich")}
     assert "lru-cache · oracle · replay: checking" in ran.stderr

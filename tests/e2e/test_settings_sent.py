@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import get_driver
+from benchrig.orchestrate.runner import SENT, Overrides, run_attempt, settings_for
 from benchrig.report import render
-from benchrig.result import validate
-from benchrig.runner import SENT, Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import TASKS, answer_file, cli_call
 from tests.helpers import scorecard_fixture

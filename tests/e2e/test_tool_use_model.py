@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchrig.local.serve import EmbeddedServer, ServerConfig
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig
 from tests.conftest import benchrig
 from tests.helpers.results import valid_results
 

@@ -174,8 +174,8 @@ def test_an_attempt_run_elsewhere_pickles_back_and_is_recorded_by_the_parent(
     from benchrig import sandbox
     from benchrig.drivers import get_driver
     from benchrig.drivers.base import SilentProgress
-    from benchrig.result import load_results
-    from benchrig.runner import perform, record
+    from benchrig.orchestrate.runner import perform, record
+    from benchrig.resultio.files import load_results
     from tests.conftest import SOLUTIONS
 
     task = load_tasks(task_paths(["lru-cache"]))[0]

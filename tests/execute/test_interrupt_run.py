@@ -20,7 +20,7 @@ from benchrig.core.settings import Settings
 from benchrig.drivers import get_driver
 from benchrig.execute import AttemptSpec, LocalExecutor, Slot
 from benchrig.execute.plan import attempt_specs
-from benchrig.runner import perform
+from benchrig.orchestrate.runner import perform
 from benchrig.spec import load_tasks, task_paths
 from tests.conftest import ROOT
 from tests.helpers.paced import paced

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from benchrig.local.serve import free_port
-from benchrig.result import load_results
+from benchrig.local.embedded_server import free_port
+from benchrig.resultio.files import load_results
 from tests.conftest import ROOT, SOLUTIONS, Ran, answer_file, benchrig, fenced
 from tests.helpers.paced import paced
 

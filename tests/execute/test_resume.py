@@ -12,7 +12,7 @@ from benchrig.execute import AttemptSpec
 from benchrig.execute.folder import LOCK, held
 from benchrig.execute.plan import attempt_specs
 from benchrig.execute.resume import remaining
-from benchrig.runner import recorded_settings
+from benchrig.orchestrate.runner import recorded_settings
 from benchrig.spec import load_tasks, task_paths
 
 TASK = load_tasks(task_paths(["bat-and-ball"]))[0]
@@ -96,7 +96,7 @@ def test_an_agent_on_the_embedded_model_gets_its_window_and_resumes_on_it() -> N
     widened to AGENT_CONTEXT; a window that was asked for is kept; a hosted agent or a raw
     runtime is untouched. The widened window is what resume compares against."""
     from benchrig.core.settings import AGENT_CONTEXT
-    from benchrig.runner import Overrides, settings_for
+    from benchrig.orchestrate.runner import Overrides, settings_for
 
     def specs(driver: str, provider: str | None, overrides: Overrides) -> list[AttemptSpec]:
         return attempt_specs([(TASK, "smollm2", 0)], driver, driver, provider,

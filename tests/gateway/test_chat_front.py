@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from benchrig.gateway.call import RequestError
 from benchrig.gateway.chat import parse_request
-from benchrig.gateway.events import RequestError
 from tests.gateway.helpers import DONE, WRITE, chat, scripted, sse_chunks
 
 TOOL = {"type": "function", "function": {"name": "write", "parameters": {

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from benchrig.gateway.call import Done, RequestError, ToolCallPart
 from benchrig.gateway.embedded import finish_of, tool_events
-from benchrig.gateway.events import Done, RequestError, ToolCallPart
 
 
 def test_tool_calls_without_a_call_is_length_when_the_budget_ran_out() -> None:

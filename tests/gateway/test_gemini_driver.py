@@ -12,8 +12,8 @@ import pytest
 
 from benchrig.drivers import get_driver
 from benchrig.execute.plan import default_provider
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT
 from tests.gateway.test_pi_gateway import SOLUTION

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchrig.gateway.events import Done, Text, ToolCallPart
-from benchrig.gateway.gemini import GeminiWriter, json_schema, parse_request
+from benchrig.gateway.call import Done, Text, ToolCallPart
+from benchrig.gateway.gemini_front import GeminiWriter, json_schema, parse_request
 from tests.gateway.helpers import DONE, WRITE, scripted
 
 USER = [{"role": "user", "parts": [{"text": "hi"}]}]

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from benchrig.gateway import Gateway
-from benchrig.gateway.events import CallContext, ChatRequest, Event, RequestError
+from benchrig.gateway.call import CallContext, ChatRequest, Event, RequestError
 from benchrig.gateway.scripted import ScriptedBackend
 from tests.gateway.helpers import DONE, chat
 

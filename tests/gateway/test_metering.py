@@ -193,7 +193,7 @@ def test_kept_connections_serve_one_call_after_another() -> None:
 
 
 def test_a_refused_call_processed_nothing_so_the_totals_stay_known() -> None:
-    from benchrig.gateway.figures import summarize
+    from benchrig.gateway.attempt_figures import summarize
 
     with scripted(DONE, DONE) as (_, session):
         chat(session.base_url)
@@ -212,7 +212,7 @@ def test_a_refused_call_processed_nothing_so_the_totals_stay_known() -> None:
 def test_a_call_whose_tokens_benchrig_counted_still_lowers_the_source() -> None:
     from dataclasses import replace
 
-    from benchrig.gateway.figures import summarize
+    from benchrig.gateway.attempt_figures import summarize
 
     with scripted(DONE, DONE, DONE) as (_, session):
         chat(session.base_url)

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from benchrig.gateway import Gateway, Session
-from benchrig.gateway.ollama import OllamaBackend
+from benchrig.gateway.ollama_backend import OllamaBackend
 from tests.gateway.helpers import chat, sse_chunks
 from tests.helpers.loopback import Loopback, Reply, ndjson
 from tests.helpers.ollama import ANSWER_LINES, FINAL, GOOD, MODEL, THINKING, done, tool_reply

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import get_driver
-from benchrig.result import load_results, validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import load_results, validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, benchrig
 

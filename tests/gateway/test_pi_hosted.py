@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchrig.drivers import get_driver, pi
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT
 from tests.gateway.test_pi_gateway import pi as pi_cli  # noqa: F401 (the fixture)

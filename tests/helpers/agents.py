@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from benchrig.drivers import confine, get_driver
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS
 from tests.helpers.staging import stage_files

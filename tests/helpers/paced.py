@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from benchrig.local.serve import free_port
+from benchrig.local.embedded_server import free_port
 from tests.conftest import ROOT
 
 

@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from benchrig.result import result_path, result_text, validate
+from benchrig.resultio.files import result_path, result_text, validate
 from tests.helpers.results import EXAMPLE
 
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.conftest import ROOT
 
 EXAMPLE = json.loads((ROOT / "tests" / "fixtures" / "result-template.json").read_text())

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchrig.local.serve import free_port
-from benchrig.result import load_results
+from benchrig.local.embedded_server import free_port
+from benchrig.resultio.files import load_results
 from tests.conftest import cli_call
 from tests.helpers.paced import paced
 
@@ -108,7 +108,7 @@ def test_ctrl_c_keeps_every_finished_level(results_dir: Path) -> None:
 def test_a_saturation_sweep_stops_when_throughput_stops_growing(results_dir: Path) -> None:
     """The stand-in answers every stream at once, so throughput grows with concurrency up to
     the cap given; a one-slot server is tested by the saturated() rule directly."""
-    from benchrig.load.plan import saturated
+    from benchrig.load.sweep_plan import saturated
 
     assert saturated([1.0, 1.05], 0.0) and not saturated([1.0, 1.9], 0.0)
     assert saturated([1.0], 0.6) and not saturated([1.0], 0.0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from benchrig.load.engine import Level, Workload, arrivals, run_level
 from benchrig.load.measure import measured
 from benchrig.load.wire import Endpoint
-from benchrig.local.serve import free_port
+from benchrig.local.embedded_server import free_port
 from tests.helpers.paced import paced
 
 DELAY_S = 0.05

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from tests.conftest import ROOT, benchrig
 
 pytestmark = pytest.mark.model

@@ -5,9 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchrig.record import from_json
-from benchrig.report.load import curves, html_curves, render_compare, render_curves, samples_of
-from benchrig.result import load_records
+from benchrig.report.load_curves import (
+    curves,
+    html_curves,
+    render_compare,
+    render_curves,
+    samples_of,
+)
+from benchrig.resultio.files import load_records
+from benchrig.resultio.record import from_json
 from tests.helpers.result_sets import attempt, write
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from benchrig.core.errors import UsageError
-from benchrig.load.plan import Given, levels, prompts, synthetic
+from benchrig.load.sweep_plan import Given, levels, prompts, synthetic
 from benchrig.spec import load_task
 from tests.conftest import TASKS
 

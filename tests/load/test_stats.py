@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchrig.load.stats import (
+from benchrig.load.distributions import (
     bootstrap_interval,
     difference_interval,
     distribution,

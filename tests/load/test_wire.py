@@ -8,7 +8,7 @@ from typing import Any
 
 from benchrig.load.measure import chunk_tokens, measured
 from benchrig.load.wire import TEXTLESS_TOKENS, Endpoint, Record, stream_chat
-from benchrig.local.serve import free_port
+from benchrig.local.embedded_server import free_port
 from tests.helpers.loopback import Loopback, Reply, sse
 
 PATH = ("POST", "/v1/chat/completions")

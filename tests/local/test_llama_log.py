@@ -17,7 +17,7 @@ ABORTED = """
 from pathlib import Path
 from benchrig.core.settings import Settings
 from benchrig.drivers import get_driver
-from benchrig.runner import produce
+from benchrig.orchestrate.runner import produce
 from benchrig.spec import load_tasks, task_paths
 
 task = load_tasks(task_paths(["bat-and-ball"]))[0]

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from benchrig.local.serve import EmbeddedServer, ServerConfig
+from benchrig.local.embedded_server import EmbeddedServer, ServerConfig
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.model

@@ -1,5 +1,5 @@
 """What llama-cpp-python's function-calling handler sends to the model once BenchRig wraps it
-(benchrig/local/tools.py): the real handler and grammars, a recording stand-in for the
+(benchrig/local/function_calling.py): the real handler and grammars, a recording stand-in for the
 model's completions (what reaches the model is the point here; the real model runs in
 tests/e2e/test_tool_use_model.py)."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from benchrig.local.tools import tool_completion
+from benchrig.local.function_calling import tool_completion
 
 pytest.importorskip("llama_cpp")
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from benchrig.report import render
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.helpers.scorecard_fixture import Builder
 
 WINDOWS = [512, 1024, 2048, 4096, 8192]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchrig.record import Record, from_json
 from benchrig.report.viewer import COLUMNS, payload
+from benchrig.resultio.record import Record, from_json
 from tests.helpers.result_sets import attempt
 
 VIEWER_JS = Path(__file__).resolve().parents[2] / "benchrig/report/templates/viewer.js"

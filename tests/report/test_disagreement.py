@@ -15,7 +15,7 @@ from benchrig.report import render
 from benchrig.report.build import build
 from benchrig.report.render_html import context, render_html
 from benchrig.report.viewer import detail
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.helpers.result_sets import attempt
 
 FORGED = ("pi reported 40000, the gateway measured 120 (tolerance 5 % or 16 tokens, "

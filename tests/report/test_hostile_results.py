@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.result import load_results
+from benchrig.resultio.files import load_results
 from tests.conftest import benchrig, cli_call
 from tests.helpers.result_sets import attempt, write
 
@@ -105,7 +105,7 @@ def test_every_reading_command_summarizes_the_folder_around_them(
 
 
 def test_nesting_is_measured_outside_strings_and_within_the_limit() -> None:
-    from benchrig.result import nested_deeper
+    from benchrig.resultio.files import nested_deeper
 
     assert not nested_deeper(b'{"a": "' + b"[" * 500 + b'"}', 10)  # brackets in a string
     assert not nested_deeper(b"[" * 10 + b"]" * 10, 10)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchrig.record import as_records
 from benchrig.report.build import build
 from benchrig.report.render_html import colour, context, render_html
 from benchrig.report.viewer import island, payload
+from benchrig.resultio.record import as_records
 from tests.conftest import cli_call
 from tests.helpers.result_sets import attempt, write
 from tests.report.test_context_card import WINDOWS

@@ -16,7 +16,7 @@ from benchrig.core.errors import BenchRigError
 from benchrig.environment import environment
 from benchrig.report import render
 from benchrig.report.compare import compare, render_json, render_text
-from benchrig.result import validate
+from benchrig.resultio.files import validate
 from tests.helpers.result_sets import attempt
 from tests.helpers.results import EXAMPLE
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import benchrig.result as result_module
+import benchrig.resultio.files as result_module
 from tests.helpers.result_sets import attempt, write
 
 # the module: `benchrig.report.build` as an attribute is the package's function of that name

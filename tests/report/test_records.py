@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.record import Record, as_records, from_json, to_json
 from benchrig.report.viewer import whole
+from benchrig.resultio.record import Record, as_records, from_json, to_json
 from tests.helpers.result_sets import attempt, write
 
 FAT = 400_000  # characters of evidence no view counts, per result (16 MiB is the cap)
@@ -74,7 +74,7 @@ def test_a_drilldown_rereads_its_file_and_never_follows_what_replaced_it(
     plainly, and would read /dev/zero forever.)"""
     folder = _fat_folder(tmp_path_factory.mktemp("swapped") / "results")
     files = sorted(folder.glob("*.json"))
-    from benchrig.result import load_records
+    from benchrig.resultio.files import load_records
 
     records = load_records([folder]).records
     assert whole(records[0])["evidence"]["stdout"] == "x" * FAT  # all of it, from the file

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from benchrig.record import as_records
 from benchrig.report import render
 from benchrig.report.grouping import grouped
 from benchrig.report.scorecard import by_run, scorecards
+from benchrig.resultio.record import as_records
 from tests.conftest import ROOT, benchrig, cli_call
 from tests.helpers import scorecard_fixture
 

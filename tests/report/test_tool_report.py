@@ -10,13 +10,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from benchrig.checks.tools import unjudged_turns
+from benchrig.checks.tool_calls import unjudged_turns
 from benchrig.drivers import get_driver
 from benchrig.drivers.replay import ReplayDriver
-from benchrig.record import as_records
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.report import render
 from benchrig.report.tooluse import Rate, tool_figures
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.record import as_records
 from benchrig.spec import load_task
 from tests.conftest import ROOT, TASKS, answer_file, cli_call
 from tests.helpers.toolcases import REFUSAL, oracle, write

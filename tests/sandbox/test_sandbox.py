@@ -337,7 +337,7 @@ def test_a_cold_pool_keeps_no_spare(lru: TaskSpec) -> None:
 
 def test_an_attempt_judges_in_the_pool_its_run_hands_it(lru: TaskSpec, tmp_path: Path) -> None:
     from benchrig.drivers.replay import ReplayDriver
-    from benchrig.runner import Overrides, run_attempt, settings_for
+    from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 
     answer = answer_file(tmp_path, fenced(GOOD))
     shared = confinement.detect().without_namespaces().without_dedicated_uid()
@@ -377,7 +377,7 @@ def test_the_candidates_cpu_time_is_counted_by_the_kernel_not_by_it(tmp_path: Pa
 
 def test_a_result_records_the_candidates_cpu_time(lru: TaskSpec, tmp_path: Path) -> None:
     from benchrig.drivers.replay import ReplayDriver
-    from benchrig.runner import Overrides, run_attempt, settings_for
+    from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 
     answer = answer_file(tmp_path, fenced(GOOD))
     done = run_attempt(lru, "m", ReplayDriver(), str(answer), settings_for(lru, Overrides()),

@@ -17,8 +17,8 @@ import pytest
 
 from benchrig.core import DriverOutput, Metrics, Transcript
 from benchrig.drivers.base import DriverRequest
-from benchrig.result import validate
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
+from benchrig.resultio.files import validate
 from benchrig.spec import load_task
 from benchrig.suites import BUILTIN
 from tests.conftest import ROOT, answer_file, benchrig, cli_call

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchrig import drivers, suites
-from benchrig.core.errors import UsageError
+from benchrig.core.errors import TaskError, UsageError
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.drivers.base import DriverRequest
@@ -122,8 +122,9 @@ def test_an_embedded_only_suite_is_refused_on_another_driver(registered: None) -
     assert spec.lane == EMBEDDED_LANE
 
 
-ASKERS = [ROOT / "benchrig" / name for name in ("runner.py", "remote.py", "conversation.py",
-                                               "spec.py", "prompt.py")]
+ASKERS = [ROOT / "benchrig" / name for name in ("orchestrate/runner.py", "orchestrate/remote.py",
+                                               "suites/turns.py", "spec.py",
+                                               "prompt.py")]
 
 
 def test_the_runner_the_plan_and_the_loader_name_no_suite() -> None:
@@ -170,16 +171,24 @@ def test_the_name_lists_agree_with_what_each_suite_declares() -> None:
 
 
 def test_the_needle_check_asks_the_suite_whether_it_judges_by_window(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A plugin suite running a window ladder (by_window) may use the needle check; a suite
-    judging one answer may not, whatever it is called."""
-    from benchrig.checks import check_problems, needle
-    from benchrig.suites.shapes import window_ladder
+    judging one answer may not, whatever it is called. The check declares `by_window`; the
+    loader asks the task's suite (a check never looks a suite up: checks/ sits below it)."""
+    from benchrig import spec
+    from benchrig.checks import check_problems, get_check
 
-    monkeypatch.setattr(needle, "find_suite", {
-        "ladder": Suite("ladder", window_ladder, by_window=True),
-        "context": Suite("context", single_answer)}.get)
+    assert get_check("needle").by_window
     meta = {"id": "n", "check": {"type": "needle"}}
     refused = "check.type: the needle check belongs to the context suite"
-    assert refused not in check_problems({**meta, "suite": "ladder"})
-    assert refused in check_problems({**meta, "suite": "context"})
+    assert not any(refused in p for p in check_problems(meta, by_window=True))
+    assert any(refused in p for p in check_problems(meta))
+    # through the loader: the same task file under a suite that judges one answer
+    monkeypatch.setattr(spec, "find_suite", {
+        "context": Suite("context", single_answer)}.get)
+    task = tmp_path / "context-needle.md"
+    task.write_text((ROOT / "tasks" / "context-needle.md").read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    with pytest.raises(TaskError) as caught:
+        spec.load_task(task)
+    assert any(refused in p for p in caught.value.problems)

@@ -12,7 +12,7 @@ import pytest
 from benchrig.core import DriverError, DriverOutput, Metrics, Transcript
 from benchrig.drivers import llamacpp
 from benchrig.drivers.base import DriverRequest
-from benchrig.runner import Overrides, run_attempt, settings_for
+from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
 from benchrig.spec import load_task
 from benchrig.suites import BUILTIN
 from benchrig.suites.base import Suite

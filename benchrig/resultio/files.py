@@ -20,7 +20,7 @@ from typing import Any
 
 from benchrig import durable
 from benchrig.core.errors import ResultError, UsageError
-from benchrig.record import Record, from_json
+from benchrig.resultio.record import Record, from_json
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1

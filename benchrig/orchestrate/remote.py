@@ -13,7 +13,7 @@ from benchrig.core.transcript import DriverOutput
 from benchrig.drivers import get_driver
 from benchrig.drivers.base import Driver, DriverRequest
 from benchrig.execute.base import AttemptSpec, Slot
-from benchrig.runner import Produced, perform, produce
+from benchrig.orchestrate.runner import Produced, perform, produce
 from benchrig.sandbox import SandboxPool
 
 _DRIVERS: dict[str, Driver] = {}

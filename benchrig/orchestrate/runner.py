@@ -15,7 +15,7 @@ from benchrig.checks.judge import unjudged
 from benchrig.config import Config
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import BenchRigError, DriverError
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import DriverOutput
@@ -26,7 +26,7 @@ from benchrig.execute import AttemptSpec, Slot
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import with_thinking_tokens
 from benchrig.prompt import render
-from benchrig.result import (
+from benchrig.resultio.files import (
     SCHEMA_VERSION,
     excerpt,
     result_path,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchrig.core.errors import BenchRigError
-from benchrig.core.metrics import TokenSource
+from benchrig.core.measurements import TokenSource
 from benchrig.textsafe import stored
 
 

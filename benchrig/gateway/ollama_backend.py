@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     BackendError,
     CallContext,
     ChatRequest,

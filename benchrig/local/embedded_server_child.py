@@ -13,9 +13,9 @@ token, which slows prefill and leaves llama.cpp's prompt timer empty), and three
 - `GET /v1/benchrig/server`: the settings the server runs with (chat format, threads, …),
   so a client can record them;
 - a request with `tools` answered by llama-cpp-python's function-calling handler
-  (benchrig.local.tools), unstreamed, whatever the chat format.
+  (benchrig.local.function_calling), unstreamed, whatever the chat format.
 
-    python -m benchrig.local.serve_child '<ServerConfig-like JSON>'
+    python -m benchrig.local.embedded_server_child '<ServerConfig-like JSON>'
 """
 
 from __future__ import annotations
@@ -85,11 +85,11 @@ def counting(generate: Any) -> Any:
 
 def accept_tools() -> None:
     """A chat request with `tools` (tool_choice not `none`) goes through BenchRig's tool
-    handler (benchrig.local.tools), answered unstreamed, whatever the server's chat format
-    (a streamed request with tools is left to the chat format as it is)."""
+    handler (benchrig.local.function_calling), answered unstreamed, whatever the server's chat
+    format (a streamed request with tools is left to the chat format as it is)."""
     import llama_cpp
 
-    from benchrig.local.tools import tool_completion
+    from benchrig.local.function_calling import tool_completion
 
     original: Any = llama_cpp.Llama.create_chat_completion
 

@@ -13,7 +13,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from benchrig.checks.guard import Unreadable, model_text
-from benchrig.core.tools import PlannedTurn
+from benchrig.core.toolcase import PlannedTurn
 from benchrig.jsonsafe import NUMERIC_ERRORS
 from benchrig.textsafe import NAME_CAP, cap
 

@@ -16,15 +16,14 @@ from benchrig.checks.judge import judge
 from benchrig.core.check import CheckContext
 from benchrig.core.deadline import Deadline
 from benchrig.core.errors import ERROR_KINDS, DriverError
+from benchrig.core.measurements import Metrics
 from benchrig.core.messages import Message
-from benchrig.core.metrics import Metrics
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.core.verdict import CheckDetail, Verdict
 from benchrig.drivers.base import Driver, DriverRequest
-from benchrig.metrics import mean_known
-from benchrig.needle import (
+from benchrig.haystack import (
     EXPECTED_KEY,
     Scenario,
     TokenCounter,
@@ -32,6 +31,7 @@ from benchrig.needle import (
     draw_codes,
     estimate_counter,
 )
+from benchrig.metrics import mean_known
 from benchrig.textsafe import printable, stored, type_name
 
 WARMUP: tuple[Message, ...] = ({"role": "user", "content": "Reply with OK."},)

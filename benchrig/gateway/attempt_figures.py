@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from benchrig.core.metrics import TokenSource, reported_source
+from benchrig.core.measurements import TokenSource, reported_source
 from benchrig.core.transcript import DriverOutput
 from benchrig.gateway.metering import CallRecord, reached_model
 from benchrig.metrics import measured

@@ -11,8 +11,7 @@ from typing import Any
 
 import orjson
 
-from benchrig.gateway.chat import EMPTY_PARAMETERS
-from benchrig.gateway.events import (
+from benchrig.gateway.call import (
     ChatRequest,
     Done,
     Event,
@@ -21,6 +20,7 @@ from benchrig.gateway.events import (
     Text,
     ToolCallPart,
 )
+from benchrig.gateway.chat import EMPTY_PARAMETERS
 
 # the model and the method are in the path; the SDK uses v1beta, v1 and v1alpha are the same
 PATH = re.compile(r"^/(?:v1beta|v1alpha|v1)/models/(.+):(generateContent|"

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from benchrig.core.errors import DriverError
-from benchrig.local.tools import TOOL_FORMAT_NOTE
+from benchrig.local.function_calling import TOOL_FORMAT_NOTE
 
 # chatml accepts list-of-parts message content (as pi sends); the GGUF's own Jinja
 # template fails on it. chatml also drops SmolLM2's default system prompt, so the chat
@@ -51,7 +51,7 @@ class EmbeddedServer:
     Use as a context manager; `base_url` ends in `/v1`. It serves one request at a time:
     llama-cpp-python's default lets a new request cancel a stream in progress, which
     returns empty answers to concurrent clients, so that is turned off. The child process
-    (serve_child.py) also turns off prompt-prefix reuse and keeps llama.cpp's counters.
+    (embedded_server_child.py) also turns off prompt-prefix reuse and keeps llama.cpp's counters.
     """
 
     def __init__(self, config: ServerConfig) -> None:
@@ -72,7 +72,7 @@ class EmbeddedServer:
         child = {"host": c.host, "port": self.port, "model_path": str(self.model_path),
                  "alias": self.alias, "context_size": c.context_size, "threads": self.threads,
                  "chat_format": c.chat_format, "settings": self.settings()}
-        return [sys.executable, "-m", "benchrig.local.serve_child", json.dumps(child)]
+        return [sys.executable, "-m", "benchrig.local.embedded_server_child", json.dumps(child)]
 
     def settings(self) -> dict[str, Any]:
         """What every result served by this server records about it (the openai driver reads

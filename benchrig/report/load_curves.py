@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from benchrig.jsonsafe import finite
-from benchrig.load.stats import difference_intervals, percentile
-from benchrig.record import as_records
+from benchrig.load.distributions import difference_intervals, percentile
 from benchrig.report.facets import facet
+from benchrig.resultio.record import as_records
 from benchrig.textsafe import label
 
 KNEE_SHARE = 0.9  # the knee: the first level reaching this share of the best throughput
@@ -124,7 +124,7 @@ def samples_of(point: Point) -> dict[str, list[float]]:
     there: record.EVIDENCE_LEFT), finite values only; {} when the file is gone or has none."""
     if point.path is None:
         return {}
-    from benchrig.result import load_results
+    from benchrig.resultio.files import load_results
 
     loaded = load_results([point.path]).results
     load = (loaded[0].get("evidence") or {}).get("load") if loaded else None

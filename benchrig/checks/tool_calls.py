@@ -9,11 +9,11 @@ from typing import Any
 
 from benchrig.checks.answers import truncation_note
 from benchrig.checks.rules import UNBOUNDED_GAP, compile_pattern
-from benchrig.checks.toolcalls import SKIPPED, TurnVerdict, judge_turn, schema_problems
+from benchrig.checks.tool_turn import SKIPPED, TurnVerdict, judge_turn, schema_problems
 from benchrig.core.check import CheckContext, check
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
-from benchrig.core.tools import PlannedTurn, planned_turns
+from benchrig.core.toolcase import PlannedTurn, planned_turns
 from benchrig.core.transcript import Transcript
 from benchrig.core.verdict import CheckDetail, Verdict
 

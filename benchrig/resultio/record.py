@@ -20,7 +20,7 @@ SETTINGS_KEPT = ("temperature", "max_tokens", "context_size", "think", "in_fligh
                  "context_size_requested", "think_requested")
 EVIDENCE_KEPT = ("context", "tool_use", "load")
 # Kept parts' keys left in the file: a load level's raw samples (up to 4,000 per figure) are
-# read back one level at a time by compare (benchrig.report.load.samples_of), never held.
+# read back one level at a time by compare (benchrig.report.load_curves.samples_of), never held.
 EVIDENCE_LEFT = {"load": ("samples",)}
 # The figures the views average or show, and why some were refused or partial (judged on
 # all of them first: plausible.credible).

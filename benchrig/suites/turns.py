@@ -8,12 +8,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from benchrig.checks.toolcalls import judge_turn, parse_arguments
-from benchrig.checks.tools import tool_schemas
+from benchrig.checks.tool_calls import tool_schemas
+from benchrig.checks.tool_turn import judge_turn, parse_arguments
 from benchrig.core.errors import DriverError
-from benchrig.core.metrics import Metrics
+from benchrig.core.measurements import Metrics
 from benchrig.core.task import TaskSpec
-from benchrig.core.tools import ToolReply, ToolsUnsupported, planned_turns, tool_definitions
+from benchrig.core.toolcase import ToolReply, ToolsUnsupported, planned_turns, tool_definitions
 from benchrig.core.transcript import DriverOutput, Transcript
 from benchrig.drivers.base import Driver, DriverRequest
 
