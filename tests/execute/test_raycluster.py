@@ -30,7 +30,7 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install '.[ray]' "
                                   "(make test installs it)")
 from ray.cluster_utils import Cluster
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 # What each worker node serves: two replay attempts at once, one embedded model, one
 # attempt against the paced server.
