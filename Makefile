@@ -149,11 +149,11 @@ lint: dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-# Two passes: every test but Ray's on two pytest-xdist workers (the tests sharing one real run
-# stay on one worker, tests/conftest.py), then the Ray cluster's tests alone: a Ray node on the
-# host stops every agent attempt from starting (docs/scale-out.md).
+# Two passes: every test but Ray's on two pytest-xdist workers, a test file on one worker (its
+# tests share one real run: a module-scoped fixture), then the Ray cluster's tests alone: a
+# Ray node on the host stops every agent attempt from starting (docs/scale-out.md).
 test: install sandbox-tools browser lint agents-all
-	$(BIN)/pytest -n 2 --dist loadgroup -m "not ray"
+	$(BIN)/pytest -n 2 --dist loadfile -m "not ray"
 	$(BIN)/pytest -m ray
 
 # Under a minute on 2 cores; still every package (tests/README.md says what is left out).

@@ -28,19 +28,6 @@ FIXTURE_VARIABLES = ("FAKE_AGENT_SCENARIO", "FAKE_AGENT_LOG", "FAKE_AGENT_FILES"
                      "FAKE_AGENT_PROBE", "FAKE_AGENT_MARKER")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist's `--dist loadgroup` (make test), the tests that share a run made by
-    a module- or class-scoped fixture of their own module go to one worker: spread over two,
-    each worker would make that run again (the whole context ladder twice)."""
-    for item in items:
-        if not isinstance(item, pytest.Function) or item.get_closest_marker("xdist_group"):
-            continue  # a test that names its group keeps it
-        shared = sorted({d.baseid for defs in item._fixtureinfo.name2fixturedefs.values()
-                         for d in defs if d.scope != "function" and ".py" in d.baseid})
-        if shared:
-            item.add_marker(pytest.mark.xdist_group(shared[0]))
-
-
 @pytest.fixture(autouse=True)
 def _result_files_validate_alike(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every result file a test leaves in its tmp_path, valid or not, is judged alike by the

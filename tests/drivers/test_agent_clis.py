@@ -100,9 +100,6 @@ class Ran:
 
 
 _RAN: dict[str, Ran] = {}
-# The tests reading one agent's shared attempt run on one pytest-xdist worker (make test).
-SHARED = [pytest.param(name, marks=pytest.mark.xdist_group(f"agent-clis-{name}"))
-          for name in sorted(AGENTS)]
 
 
 @pytest.fixture
@@ -131,7 +128,7 @@ def attempt(agent: Agent, tmp_path: Path) -> Ran:
 
 
 @pytest.mark.agent
-@pytest.mark.parametrize("name", SHARED)
+@pytest.mark.parametrize("name", sorted(AGENTS))
 def test_agent_writes_its_answer_through_a_real_tool_call(name: str, ran: Ran) -> None:
     r = ran.result
     assert r["result"] == "pass", (r.get("error"), r["metrics"]["engine"])
@@ -153,7 +150,7 @@ def test_agent_writes_its_answer_through_a_real_tool_call(name: str, ran: Ran) -
 
 
 @pytest.mark.agent
-@pytest.mark.parametrize("name", SHARED)
+@pytest.mark.parametrize("name", sorted(AGENTS))
 def test_a_forged_usage_is_never_a_figure_of_record(name: str, ran: Ran) -> None:
     """The model claims 4,321 input tokens a call; the agent believes it. The result's figures
     stay null (the gateway's to fill), the claim is kept only as reported_*."""
