@@ -20,6 +20,9 @@ from tests.helpers.processes import host_processes, wait_dead
 from tests.helpers.staging import stage_files
 
 HUNG_CHILD_S = 600  # the hang scenario's child sleeps this long (tests/fixtures/agents)
+# The hung agent's timeout: room for the fake agent's interpreter to start and spawn its child
+# on a busy machine (at 1 s, under load ~15, it was killed before it had any child to kill).
+HUNG_TIMEOUT_S = 10
 
 RUN = [str(ROOT / "scripts" / "run.sh")]
 
@@ -172,15 +175,16 @@ def test_a_hung_agent_is_killed_with_its_children(monkeypatch: pytest.MonkeyPatc
     began = time.monotonic()
     try:
         done = attempt(monkeypatch, tmp_path, agent, scenario, model,
-                       task_file=task_with_timeout(tmp_path, 1))
+                       task_file=task_with_timeout(tmp_path, HUNG_TIMEOUT_S))
     finally:
         stop.set()
         watcher.join()
     r = done.result
     assert r["result"] == "error" and r["error"]["kind"] == "timeout"
-    assert "timeout_s=1" in r["error"]["message"] and r["error"]["phase"] == "agent"
+    assert f"timeout_s={HUNG_TIMEOUT_S}" in r["error"]["message"]
+    assert r["error"]["phase"] == "agent"
     # the agent gets what setting it up left of the attempt's one deadline, then the kill
-    assert 0 < done.metrics["wall_s"] < 1.0 + TERM_GRACE_S
+    assert 0 < done.metrics["wall_s"] < HUNG_TIMEOUT_S + TERM_GRACE_S
     # the attempt ended at the kill, not when its hung child would have (its set-up before
     # the agent starts is the machine's time, not a figure to bound here: issue 23)
     assert time.monotonic() - began < HUNG_CHILD_S

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # Ray is imported by the fixture that starts the cluster, not at collection: the fast lane
 # collects this module too, and leaves it out only after (importing Ray costs ~0.5 s of CPU).
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.ray,
               pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                  reason="Ray is not installed: pip install '.[ray]' "
                                         "(make test installs it)")]
