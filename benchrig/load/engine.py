@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,9 +157,40 @@ async def _level(work: Workload, level: Level) -> LevelRun:
     return LevelRun(level, records, warm, time.perf_counter() - began, lag, peak)
 
 
-def run_level(work: Workload, level: Level) -> LevelRun:
-    """Run one level on a fresh event loop (Ctrl-C propagates: the finished levels are
-    already recorded by the caller)."""
+def run_level(work: Workload, level: Level, loop: asyncio.Runner | None = None) -> LevelRun:
+    """Run one level on `loop` (a sweep's `event_loop()`), else on a fresh one. Ctrl-C
+    propagates as KeyboardInterrupt: the finished levels are already recorded by the
+    caller."""
     if level.requests is None and level.duration_s is None:
         raise ValueError("a level needs a count or a duration bound")
-    return asyncio.run(_level(work, level))
+    if loop is None:
+        with event_loop() as fresh:
+            return run_level(work, level, fresh)
+    coroutine = _level(work, level)
+    try:
+        return loop.run(coroutine)
+    finally:
+        coroutine.close()  # a Ctrl-C before the loop took it: closed, not "never awaited"
+
+
+@contextmanager
+def event_loop() -> Iterator[asyncio.Runner]:
+    """One event loop for a sweep's levels, built whole before a Ctrl-C is let in: a
+    KeyboardInterrupt raised while asyncio builds a loop leaves half a loop whose finalizer
+    prints a traceback ("Exception ignored … no attribute '_ssock'"). In the main thread
+    SIGINT is held while the loop is made, then raised once it is whole; while a level
+    runs, asyncio.Runner turns it into the level's cancellation and a KeyboardInterrupt."""
+    held: list[int] = []
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, lambda signum, _: held.append(signum)) \
+        if main else None
+    try:
+        loop = asyncio.new_event_loop()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if held:
+        loop.close()
+        raise KeyboardInterrupt
+    with asyncio.Runner(loop_factory=lambda: loop) as runner:
+        yield runner

@@ -13,7 +13,7 @@ from benchrig import __version__
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.environment import environment
-from benchrig.load.engine import Level, LevelRun, Workload, run_level
+from benchrig.load.engine import Level, LevelRun, Workload, event_loop, run_level
 from benchrig.load.figures import level_figures, level_metrics
 from benchrig.load.runtime import server_runtime
 from benchrig.load.sweep_plan import Prompts, saturated
@@ -103,29 +103,32 @@ def run_sweep(task: TaskSpec, target: Target, settings: Settings, levels: list[L
     runtime = server_runtime(target.base_url, target.driver, target.api_key)
     attempts: list[Attempt] = []
     throughputs: list[float] = []
-    for index, level in enumerate(levels):
-        started = utc_now()
-        run = run_level(work, level)
-        ended = utc_now()
-        figures = level_figures(run, slo)
-        evidence = {"sweep_id": sweep_id, "index": index, "mode": level.mode,
-                    "concurrency": level.concurrency, "rate": level.rate,
-                    "arrivals": level.arrivals if level.rate is not None else None,
-                    "seed": level.seed, "bound": {"requests": level.requests,
-                                                  "duration_s": level.duration_s},
-                    "prompt": prompts.record(), "max_tokens": settings.max_tokens,
-                    "saturation": saturation, **figures}
-        result = level_result(task, target, settings, run, evidence, started, ended, runtime)
-        head = (task, target.model, target.agent, target.driver, target.provider, settings,
-                started, ended)
-        attempt = record(Produced(result, _transcript(run, prompts), head), results_dir,
-                         index, {"label": label})
-        attempts.append(attempt)
-        if recorded:
-            recorded(attempt)
-        if figures["completed"] == 0:
-            break
-        throughputs.append(figures["request_throughput"])
-        if saturation and saturated(throughputs, figures["errors"] / max(1, figures["requests"])):
-            break
+    with event_loop() as loop:  # one loop for every level: Ctrl-C lands on a whole one
+        for index, level in enumerate(levels):
+            started = utc_now()
+            run = run_level(work, level, loop)
+            ended = utc_now()
+            figures = level_figures(run, slo)
+            evidence = {"sweep_id": sweep_id, "index": index, "mode": level.mode,
+                        "concurrency": level.concurrency, "rate": level.rate,
+                        "arrivals": level.arrivals if level.rate is not None else None,
+                        "seed": level.seed, "bound": {"requests": level.requests,
+                                                      "duration_s": level.duration_s},
+                        "prompt": prompts.record(), "max_tokens": settings.max_tokens,
+                        "saturation": saturation, **figures}
+            result = level_result(task, target, settings, run, evidence, started, ended,
+                                  runtime)
+            head = (task, target.model, target.agent, target.driver, target.provider,
+                    settings, started, ended)
+            attempt = record(Produced(result, _transcript(run, prompts), head), results_dir,
+                             index, {"label": label})
+            attempts.append(attempt)
+            if recorded:
+                recorded(attempt)
+            if figures["completed"] == 0:
+                break
+            throughputs.append(figures["request_throughput"])
+            error_share = figures["errors"] / max(1, figures["requests"])
+            if saturation and saturated(throughputs, error_share):
+                break
     return attempts

@@ -4,6 +4,8 @@ known schedule, never against a wall-clock figure."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchrig.load.engine import Level, Workload, arrivals, run_level
 from benchrig.load.measure import measured
 from benchrig.load.wire import Endpoint
@@ -86,3 +88,35 @@ def test_figures_agree_with_the_stand_ins_truth() -> None:
         ratios.append(seen / true_mean)
     ratios.sort()
     assert 0.5 < ratios[len(ratios) // 2] < 2.0
+
+
+def test_a_ctrl_c_while_the_loop_is_built_leaves_no_half_loop(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that landed while asyncio built a level's loop left half a loop, whose
+    finalizer printed "Exception ignored … no attribute '_ssock'" with a traceback on the
+    terminal (seen in a real `benchrig run --suite load` interrupted between levels). The
+    loop is built with SIGINT held; the interrupt is raised once it is whole, and closed."""
+    import gc
+    import os
+    import signal
+    import sys
+    from asyncio import selector_events
+
+    unraisable: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = selector_events.BaseSelectorEventLoop._make_self_pipe
+
+    def interrupted(self: selector_events.BaseSelectorEventLoop) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C, while the loop is half made
+        real(self)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(selector_events.BaseSelectorEventLoop, "_make_self_pipe", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1))
+        gc.collect()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert unraisable == []
