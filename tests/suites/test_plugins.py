@@ -86,6 +86,20 @@ def assert_summaries_show_the_figure(summary: Callable[..., str]) -> None:
     assert model["suites"]["mine"]["passed"] == 1
 
 
+class Fickle:
+    """A runtime whose answers are given: one per round it is asked."""
+
+    name, kind = "fickle", "runtime"
+
+    def __init__(self, answers: Iterator[str]) -> None:
+        self.answers = answers
+
+    def preflight(self, model: str, provider: str | None) -> None:
+        pass
+
+    def run(self, request: DriverRequest) -> DriverOutput:
+        return DriverOutput(Transcript(answer=next(self.answers)), Metrics())
+
 
 def test_the_suite_s_own_shape_runs_the_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                 ) -> None:
@@ -97,16 +111,7 @@ def test_the_suite_s_own_shape_runs_the_attempt(tmp_path: Path, monkeypatch: pyt
     task = load_task(task_file(tmp_path, doc_block("markdown")))
     answers = iter(["hello", "hello there"])
 
-    class Fickle:
-        name, kind = "fickle", "runtime"
-
-        def preflight(self, model: str, provider: str | None) -> None:
-            pass
-
-        def run(self, request: DriverRequest) -> DriverOutput:
-            return DriverOutput(Transcript(answer=next(answers)), Metrics())
-
-    done = run_attempt(task, "m", Fickle(), None, settings_for(task, Overrides()),
+    done = run_attempt(task, "m", Fickle(answers), None, settings_for(task, Overrides()),
                        tmp_path / "results")
     assert (done.result["suite"], done.result["result"]) == ("mine", "fail")
     assert done.result["notes"] == "the answer changed between 2 rounds"
@@ -164,18 +169,9 @@ def test_a_plugin_suite_s_report_figure_is_in_every_summary(
     task = load_task(task_file(tmp_path, doc_block("markdown")))
     answers = iter(["hello", "hello there", "hello", "hello"])
 
-    class Fickle:
-        name, kind = "fickle", "runtime"
-
-        def preflight(self, model: str, provider: str | None) -> None:
-            pass
-
-        def run(self, request: DriverRequest) -> DriverOutput:
-            return DriverOutput(Transcript(answer=next(answers)), Metrics())
-
     results = tmp_path / "results"
     for index in range(2):
-        run_attempt(task, "m", Fickle(), None, settings_for(task, Overrides()), results,
+        run_attempt(task, "m", Fickle(answers), None, settings_for(task, Overrides()), results,
                     run_index=index)
 
     def summary(*args: str) -> str:
