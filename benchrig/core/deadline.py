@@ -74,6 +74,7 @@ class Stop:
         self._deadlines: weakref.WeakSet[Deadline] = weakref.WeakSet()
         self._closers: dict[int, Callable[[], None]] = {}
         self._ids = iter(range(1 << 62))
+        self._closed = threading.Event()  # set's closers have all returned
 
     def is_set(self) -> bool:
         return self.reason is not None
@@ -99,11 +100,13 @@ class Stop:
         for close in closers:
             with contextlib.suppress(Exception):  # a closer's failure must not stop the rest
                 close()
+        self._closed.set()
 
     @contextlib.contextmanager
     def closing(self, close: Callable[[], None]) -> Iterator[None]:
         """Run `close` if the attempt is stopped while the block runs (at once if it is
-        stopped already): what the block holds is closed so its blocked call returns."""
+        stopped already): what the block holds is closed so its blocked call returns. The
+        block ends only after a `close` that `set` took has returned."""
         with self._lock:
             key = next(self._ids)
             stopped = self.reason is not None
@@ -115,7 +118,9 @@ class Stop:
             yield
         finally:
             with self._lock:
-                self._closers.pop(key, None)
+                taken = not stopped and self._closers.pop(key, None) is None
+            if taken:  # `set` took this closer and may be running it: the block ends after
+                self._closed.wait()  # it (what it closes may be reaped and its pid reused next)
 
 
 _current: ContextVar[Stop | None] = ContextVar("benchrig_stop", default=None)

@@ -200,3 +200,37 @@ def test_a_stopped_attempt_ends_its_deadlines_and_closes_what_it_holds() -> None
     assert after.expired and before.budget_s == 60 and stop.reason == "interrupted"
     assert closed == ["socket", "late"]
     assert not Deadline(60).expired  # outside the attempt: no stop applies
+
+
+def test_a_block_ends_only_after_the_closer_a_stop_is_running() -> None:
+    """`Stop.set` runs a closer on the executor's thread (a sandbox's SIGKILL by pid) while
+    the attempt's own thread may be leaving the block to reap that sandbox: the block must
+    not end, and the pid be reaped (and reused), while the closer still runs."""
+    import threading
+
+    from benchrig.core.deadline import Stop
+
+    stop = Stop()
+    closer_began, closer_may_end = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def slow_close() -> None:
+        closer_began.set()
+        closer_may_end.wait(10)
+        order.append("closer returned")
+
+    def leave_block() -> None:
+        with stop.closing(slow_close):
+            closer_began.wait(10)
+        order.append("block ended")
+
+    stopper = threading.Thread(target=stop.set, args=("interrupted",))
+    leaver = threading.Thread(target=leave_block)
+    leaver.start()
+    stopper.start()
+    assert closer_began.wait(10)
+    leaver.join(0.5)  # not a time bound: how long the leaver gets to end the block too early
+    closer_may_end.set()
+    stopper.join(10)
+    leaver.join(10)
+    assert order == ["closer returned", "block ended"]
