@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-import signal
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchrig.execute.local import interrupts_held
 from benchrig.load.wire import Endpoint, Record, stream_chat
 
 # Open loop: requests in flight at most (file descriptors are finite); a send that waits for
@@ -177,20 +176,13 @@ def run_level(work: Workload, level: Level, loop: asyncio.Runner | None = None) 
 def event_loop() -> Iterator[asyncio.Runner]:
     """One event loop for a sweep's levels, built whole before a Ctrl-C is let in: a
     KeyboardInterrupt raised while asyncio builds a loop leaves half a loop whose finalizer
-    prints a traceback ("Exception ignored … no attribute '_ssock'"). In the main thread
-    SIGINT is held while the loop is made, then raised once it is whole; while a level
-    runs, asyncio.Runner turns it into the level's cancellation and a KeyboardInterrupt."""
-    held: list[int] = []
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, lambda signum, _: held.append(signum)) \
-        if main else None
+    prints a traceback ("Exception ignored … no attribute '_ssock'"). While a level runs,
+    asyncio.Runner turns Ctrl-C into the level's cancellation and a KeyboardInterrupt."""
     try:
-        loop = asyncio.new_event_loop()
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, previous)
-    if held:
-        loop.close()
-        raise KeyboardInterrupt
+        with interrupts_held():
+            loop = asyncio.new_event_loop()
+    except KeyboardInterrupt:
+        loop.close()  # held while it was built: whole, and closed before the interrupt goes on
+        raise
     with asyncio.Runner(loop_factory=lambda: loop) as runner:
         yield runner
