@@ -4,8 +4,6 @@ holds the step's code as a whole number and offers no other code beside it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from benchrig.checks.answers import contains
 from benchrig.checks.conclusion import mentions
@@ -48,12 +46,8 @@ def other_code(expected: str, answer: str) -> str | None:
     return None
 
 
-def _problems(meta: Mapping[str, Any]) -> list[str]:
-    return scenario_problems(meta)
-
-
 # its attempt must ask window by window: the loader asks the task's suite (by_window)
-@check("needle", validate=_problems, by_window=True)
+@check("needle", validate=scenario_problems, by_window=True)
 def check_needle(task: TaskSpec, transcript: Transcript, settings: Settings,
                  context: CheckContext) -> Verdict:
     """One step: the runner gives the step's expected answer in `task.check`."""

@@ -89,20 +89,18 @@ class LocalExecutor:
             raise
 
 
-def interrupt(attempts: list[tuple[threading.Thread, Stop]], grace_s: float
-              ) -> list[threading.Thread]:
+def interrupt(attempts: list[tuple[threading.Thread, Stop]], grace_s: float) -> None:
     """Stop attempts still in flight by their own `Stop` (never an exception raised into a
     thread, which could land in another attempt's reused thread id or in a helper thread):
     their deadlines end and what they hold is closed, so each ends as at a timeout and its
     own cleanup runs (an agent's process group killed, a served model stopped: they live in
     sessions of their own, which Ctrl-C does not reach). Wait up to `grace_s` for them;
-    what is left is abandoned (it dies with the process) and returned."""
+    what is left is abandoned (it dies with the process)."""
     for _, stop in attempts:
         stop.set("interrupted")
     end = time.monotonic() + grace_s
     for thread, _ in attempts:
         thread.join(max(0.0, end - time.monotonic()))
-    return [thread for thread, _ in attempts if thread.is_alive()]
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from typing import IO, Any
 import orjson
 
 from benchrig.core.errors import counts_against_model
+from benchrig.jsonsafe import finite
 from benchrig.plausible import credible
 from benchrig.report.disagreed import disagreement
 from benchrig.report.facets import facet
@@ -136,10 +137,8 @@ LEVEL_FIGURES = (("ttft_ms", "TTFT ms"), ("itl_ms", "ITL ms"), ("e2e_ms", "E2E m
 def _figure(value: Any) -> str:
     """One of a level's figures as shown: a finite number, else — (the file is outside
     text: a string or NaN there is not a figure)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value \
-            or value in (float("inf"), float("-inf")):
-        return "—"
-    return f"{value:.6g}"
+    number = finite(value)
+    return "—" if number is None else f"{number:.6g}"
 
 
 def level_detail(load: Any) -> Json | None:
