@@ -41,9 +41,9 @@ def flush() -> None:
         running = _thread is not None and _thread.is_alive()
     if running:
         _queue.join()
-    if _failed:
-        failed = list(_failed)
-        _failed.clear()
+    with _lock:  # the worker appends under it: nothing failed meanwhile is dropped
+        failed, _failed[:] = list(_failed), []
+    if failed:
         raise OSError(f"{len(failed)} file(s) could not be made durable: {'; '.join(failed[:5])}")
 
 
@@ -73,7 +73,8 @@ def _sync(fd: int, folder: str) -> None:
     try:
         os.fsync(fd)
     except OSError as exc:  # the disk failed: said at flush, never silently dropped
-        _failed.append(f"{folder}: {exc.strerror or type(exc).__name__}")
+        with _lock:
+            _failed.append(f"{folder}: {exc.strerror or type(exc).__name__}")
     finally:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -84,6 +85,9 @@ def _at_exit() -> None:
         flush()
     except OSError as exc:
         print(f"benchrig: {printable(str(exc))}", file=sys.stderr)
+    except KeyboardInterrupt:  # a second Ctrl-C while waiting: one line, not a traceback
+        print("benchrig: interrupted before the last results were fsynced (each file is "
+              "whole; a power loss now could lose the newest)", file=sys.stderr)
 
 
 def _forked() -> None:

@@ -110,3 +110,19 @@ def test_a_run_killed_by_sigkill_leaves_only_whole_valid_result_files(tmp_path: 
     # what the kill cut short is a hidden temporary, never a result file
     assert all(p.name.startswith(".") for p in results.iterdir()
                if p.suffix not in (".json", ".jsonl") and p.is_file())
+
+
+def test_a_second_ctrl_c_while_waiting_at_exit_is_one_line_not_a_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C again while the exit waits for the fsyncs: atexit would print "Exception
+    ignored in atexit callback" and a traceback; it is one line saying what is at stake."""
+    from benchrig import durable
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(durable, "flush", interrupted)
+    durable._at_exit()
+    err = capsys.readouterr().err
+    assert err.startswith("benchrig: interrupted before the last results were fsynced")
+    assert err.count("\n") == 1
