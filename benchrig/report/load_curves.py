@@ -179,7 +179,7 @@ def _row(p: Point, curve: Curve, knee: float | None, frontier: set[float]) -> li
     return [level, str(p.requests), str(p.errors), _ms(p.ttft_p50), _ms(p.ttft_p99),
             _ms(p.itl_p50), _ms(p.itl_p99), _ms(p.e2e_p50), _ms(p.e2e_p99),
             _rate(p.req_per_s), _rate(p.tok_per_s),
-            "—" if p.goodput is None else f"{p.goodput * 100:.0f}%", marks.strip()]
+            _share(p.goodput), marks.strip()]
 
 
 def table_rows(curve: Curve) -> list[list[str]]:
@@ -193,8 +193,7 @@ def render_curves(results: Iterable[Mapping[str, Any]]) -> str:
     second, the knee and the frontier marked, then one-line curves of TTFT and throughput."""
     lines: list[str] = []
     for curve in curves(results):
-        knee, frontier = curve.knee(), curve.frontier()
-        rows = [list(HEADERS), *(_row(p, curve, knee, frontier) for p in curve.points)]
+        rows = [list(HEADERS), *table_rows(curve)]
         widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
         lines += ["", f"Load · {curve.name} · by {curve.mode}"]
         lines += ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip()
@@ -219,10 +218,8 @@ def markdown_curves(results: Iterable[Mapping[str, Any]]) -> str:
 
     lines: list[str] = []
     for curve in curves(results):
-        knee, frontier = curve.knee(), curve.frontier()
         lines += ["", f"### Load · {text(curve.name)} · by {text(curve.mode)}", "",
-                  *header(HEADERS), *(row(_row(p, curve, knee, frontier))
-                                      for p in curve.points)]
+                  *header(HEADERS), *(row(cells) for cells in table_rows(curve))]
         if curve.slo:
             lines += ["", f"Goodput: the share of requests meeting {text(curve.slo)}."]
     return "\n".join(["## Load", *lines]) + "\n" if lines else ""
@@ -264,7 +261,7 @@ def html_curves(results: Iterable[Mapping[str, Any]], width: int = 360) -> list[
             return " ".join(f"{40 + x / top_x * width:.1f},{190 - y / top * 170:.1f}"
                             for x, y in values if y is not None)
 
-        knee, frontier = curve.knee(), curve.frontier()
+        frontier = curve.frontier()
         # the latency–throughput plane: tok/s across, E2E p99 up, the frontier joined
         plane = [p for p in points if p.tok_per_s is not None and p.e2e_p99 is not None]
         top_e2e = max((p.e2e_p99 or 0.0 for p in plane), default=0.0) or 1.0
@@ -288,7 +285,7 @@ def html_curves(results: Iterable[Mapping[str, Any]], width: int = 360) -> list[
             "ttft_p50": path([(p.level, p.ttft_p50) for p in points], top_ms),
             "ttft_p99": path([(p.level, p.ttft_p99) for p in points], top_ms),
             "tok": path([(p.level, p.tok_per_s) for p in points], top_tok),
-            "headers": list(HEADERS), "rows": [_row(p, curve, knee, frontier) for p in points]})
+            "headers": list(HEADERS), "rows": table_rows(curve)})
     return made
 
 
