@@ -144,7 +144,7 @@ def compare(
 
         from benchrig.report.load_curves import json_compare
 
-        paired = json.loads(comparing.render_json(comparing.compare(attempts, a, b))) \
+        paired = comparing.as_json(comparing.compare(attempts, a, b)) \
             if attempts else {"a": a, "b": b}
         echo(json.dumps({**paired, "load": json_compare(sides[0], sides[1])}, indent=2,
                         allow_nan=False) + "\n", nl=False)

@@ -282,12 +282,16 @@ def _side_json(side: Side) -> dict[str, Any]:
 
 
 def render_json(c: Comparison) -> str:
+    return json.dumps(as_json(c), indent=2, allow_nan=False) + "\n"
+
+
+def as_json(c: Comparison) -> dict[str, Any]:
+    """The comparison as `compare --format json` writes it."""
     rows = [{"suite": r.suite, "tasks": r.tasks, "pass_rate_a": r.rate_a,
              "pass_rate_b": r.rate_b, "difference": estimate(r.difference),
              "significant": None if r.difference is None else r.difference.significant,
              "ttft_ratio": estimate(r.ttft_ratio), "decode_ratio": estimate(r.decode_ratio),
              "pass_at_k_a": {str(k): v for k, v in r.pass_at_k[0].items()},
              "pass_at_k_b": {str(k): v for k, v in r.pass_at_k[1].items()}} for r in c.rows]
-    return json.dumps({"a": _side_json(c.a), "b": _side_json(c.b), "suites": rows,
-                       "only_a": c.only_a, "only_b": c.only_b, "changed_tasks": c.changed},
-                      indent=2, allow_nan=False) + "\n"
+    return {"a": _side_json(c.a), "b": _side_json(c.b), "suites": rows,
+            "only_a": c.only_a, "only_b": c.only_b, "changed_tasks": c.changed}
