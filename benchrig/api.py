@@ -22,6 +22,7 @@ from benchrig.orchestrate.runner import (
     Produced,
     UnrecordedAttempt,
     perform,
+    planned_notes,
     record,
     settings_for,
 )
@@ -188,12 +189,9 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
         if stopping.is_set():  # the caller has stopped iterating: record nothing more
             raise _Stopped
         in_flight, produced = outcome
-        recorded: dict[str, Any] = {"jobs": spec.jobs, "in_flight": in_flight}
-        if spec.task.id in repeated[spec.agent]:
-            recorded["repeats"] = repeated[spec.agent][spec.task.id]
         try:
             result = record(produced, out_dir, spec.run_index,
-                            {"label": spec.label, "settings": recorded}).result
+                            planned_notes(spec, in_flight, repeated[spec.agent])).result
         except UnrecordedAttempt as exc:  # an error result, as the CLI counts it
             result = exc.result
         handed.put(("result", result))

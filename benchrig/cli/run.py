@@ -329,7 +329,13 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
     from benchrig.attempts import unit_of
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
-    from benchrig.orchestrate.runner import Produced, UnrecordedAttempt, perform, record
+    from benchrig.orchestrate.runner import (
+        Produced,
+        UnrecordedAttempt,
+        perform,
+        planned_notes,
+        record,
+    )
 
     specs = _specs(plan, lineup, overrides, settings_file, out_dir, pass_env, how.label,
                    how.jobs)
@@ -355,11 +361,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
             def done(spec: AttemptSpec, outcome: tuple[int, Produced]) -> None:
                 nonlocal errors
                 in_flight, produced = outcome
-                recorded: dict[str, Any] = {"jobs": spec.jobs, "in_flight": in_flight}
-                repeated = lineup.repeats[spec.agent]
-                if spec.task.id in repeated:  # what was done about identical repeats
-                    recorded["repeats"] = repeated[spec.task.id]
-                notes = {"label": spec.label, "settings": recorded}
+                notes = planned_notes(spec, in_flight, lineup.repeats[spec.agent])
                 try:
                     attempt = record(produced, out_dir, spec.run_index, notes)
                 except UnrecordedAttempt as exc:  # counted as an error; the run goes on

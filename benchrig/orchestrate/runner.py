@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -294,6 +294,17 @@ def produce(task: TaskSpec, model: str, driver: Driver, provider: str | None,
                   ended)
     return Produced(_result(*head, output, error, verdict, check_s),
                     _transcript(request, output), head)
+
+
+def planned_notes(spec: AttemptSpec, in_flight: int, repeated: Mapping[str, str]
+                  ) -> dict[str, Any]:
+    """What a planned attempt's result records of its run (`record`'s annotations): its
+    label, the jobs and attempts in flight beside it, and what was done about identical
+    repeats of its task (`repeated`: task id → sampled | identical)."""
+    settings: dict[str, Any] = {"jobs": spec.jobs, "in_flight": in_flight}
+    if spec.task.id in repeated:
+        settings["repeats"] = repeated[spec.task.id]
+    return {"label": spec.label, "settings": settings}
 
 
 def record(produced: Produced, results_dir: Path, run_index: int | None = None,
