@@ -47,12 +47,12 @@ def default_provider(driver: str, provider: str | None, models: list[str]) -> st
 
 
 def providers(drivers: Sequence[str], given: Sequence[str], models: list[str],
-              known: Collection[str] | Callable[[], Collection[str]]
+              known: Callable[[], Collection[str]]
               ) -> dict[str, str | None]:
     """Each --driver's provider from the --provider values: `NAME=VALUE` (NAME one of the
     --driver names) is that driver's; a value without such a prefix is every other driver's
-    (at most one); a driver left without either gets default_provider's. `known`: every
-    driver's name, or the function listing them, called only for a NAME=VALUE that names no
+    (at most one); a driver left without either gets default_provider's. `known`: the
+    function listing every driver's name, called only for a NAME=VALUE that names no
     driver of the run (listing them scans the installed packages: most runs never need to)."""
     paired: dict[str, str] = {}
     shared: list[str] = []
@@ -62,7 +62,7 @@ def providers(drivers: Sequence[str], given: Sequence[str], models: list[str],
             if name in paired:
                 raise UsageError(f"--provider {name}=…: given twice")
             paired[name] = rest
-        elif sep and name in (known() if callable(known) else known):
+        elif sep and name in known():
             # a pair meant for a driver this run does not use
             raise UsageError(f"--provider {value!r}: {name} is not one of this run's "
                              f"--driver/--agent ({', '.join(drivers)})")

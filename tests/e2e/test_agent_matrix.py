@@ -135,7 +135,9 @@ def test_summary_and_compare_read_one_row_per_agent(results_dir: Path) -> None:
 def test_provider_pairs_and_a_shared_value() -> None:
     from benchrig.execute.plan import LOCAL_PROVIDER, providers
 
-    known = ("claude", "codex", "pi", "openai", "llamacpp")
+    def known() -> tuple[str, ...]:
+        return ("claude", "codex", "pi", "openai", "llamacpp")
+
     assert providers(["claude", "codex"], ["x"], ["sonnet"], known) == {"claude": "x",
                                                                        "codex": "x"}
     assert providers(["claude", "codex"], ["x", "codex=y"], ["sonnet"], known) == {
