@@ -35,7 +35,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # built from a copy, so that the build leaves nothing (build/, *.egg-info) in the checkout
     source = base / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "benchrig", source / "benchrig",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -71,7 +71,12 @@ def test_the_wheel_builds_without_a_deprecation_and_says_its_licence(installed: 
     with zipfile.ZipFile(BUILT["wheel"]) as wheel:
         (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
         metadata = wheel.read(name).decode("utf-8")
+        licence = [n for n in wheel.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        text = wheel.read(licence[0]).decode("utf-8") if licence else ""
     assert "License-Expression: MIT" in metadata.splitlines()
+    assert "License-File: LICENSE" in metadata.splitlines()
+    # the licence's text travels with the wheel, not only its name
+    assert text.startswith("MIT License") and "WITHOUT WARRANTY" in text, licence
 
 
 @pytest.mark.slow
