@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,9 +169,43 @@ def run_level(work: Workload, level: Level, loop: asyncio.Runner | None = None) 
             return run_level(work, level, fresh)
     coroutine = _level(work, level)
     try:
-        return loop.run(coroutine)
+        return interruptible(loop, coroutine)
     finally:
         coroutine.close()  # a Ctrl-C before the loop took it: closed, not "never awaited"
+
+
+def interruptible(runner: asyncio.Runner, coroutine: Coroutine[Any, Any, LevelRun]
+                  ) -> LevelRun:
+    """Run `coroutine` to its end on `runner`'s loop; a Ctrl-C meanwhile cancels it and is
+    then a KeyboardInterrupt, however the coroutine took the cancel. Not asyncio.Runner.run's
+    own translation: it resets its interrupt count after its handler is live (a Ctrl-C in
+    between escaped as CancelledError) and trusts the task's uncancel() count (a coroutine
+    that swallows the cancel ends normally, and the Ctrl-C is lost)."""
+    loop = runner.get_loop()
+    task = loop.create_task(coroutine)
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        return loop.run_until_complete(task)  # signals are not ours to take here
+    interrupted: list[int] = []  # set by the handler, read only once the loop has returned
+
+    def on_sigint(number: int, frame: object) -> None:
+        if interrupted:
+            raise KeyboardInterrupt  # a second Ctrl-C: the level is not waited for
+        interrupted.append(number)
+        loop.call_soon_threadsafe(task.cancel)  # also wakes a loop blocked in select()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        done = loop.run_until_complete(task)
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if interrupted:
+        raise KeyboardInterrupt  # the level ended as the Ctrl-C came: the user still stopped it
+    return done
 
 
 @contextmanager
@@ -177,7 +213,7 @@ def event_loop() -> Iterator[asyncio.Runner]:
     """One event loop for a sweep's levels, built whole before a Ctrl-C is let in: a
     KeyboardInterrupt raised while asyncio builds a loop leaves half a loop whose finalizer
     prints a traceback ("Exception ignored … no attribute '_ssock'"). While a level runs,
-    asyncio.Runner turns Ctrl-C into the level's cancellation and a KeyboardInterrupt."""
+    `interruptible` turns Ctrl-C into the level's cancellation and a KeyboardInterrupt."""
     try:
         with interrupts_held():
             loop = asyncio.new_event_loop()

@@ -4,9 +4,11 @@ known schedule, never against a wall-clock figure."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from benchrig.load.engine import Level, Workload, arrivals, run_level
+from benchrig.load.engine import Level, Workload, arrivals, event_loop, run_level
 from benchrig.load.measure import measured
 from benchrig.load.wire import Endpoint
 from benchrig.local.embedded_server import free_port
@@ -120,3 +122,61 @@ def test_a_ctrl_c_while_the_loop_is_built_leaves_no_half_loop(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert unraisable == []
+
+
+def test_a_ctrl_c_as_the_level_starts_is_an_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that landed just after asyncio.Runner.run set its SIGINT handler cancelled the
+    level's task, and Runner then reset its interrupt count: the cancel escaped as a
+    CancelledError traceback from `_level` (seen under xdist in
+    tests/load/test_cli.py::test_ctrl_c_keeps_every_finished_level). The user's Ctrl-C is
+    delivered here the instant a SIGINT handler is set; it must be a KeyboardInterrupt."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = signal.signal
+    fired: list[int] = []
+
+    def installing(number: int, handler: Any) -> Any:
+        was = real(number, handler)
+        if number == signal.SIGINT and callable(handler) and not fired:
+            fired.append(number)
+            signal.raise_signal(signal.SIGINT)  # the Ctrl-C, right after the handler is set
+        return was
+
+    try:
+        with event_loop() as loop:
+            monkeypatch.setattr(signal, "signal", installing)
+            with pytest.raises(KeyboardInterrupt):
+                run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                          Level(concurrency=1, requests=1), loop)
+            monkeypatch.setattr(signal, "signal", real)
+    finally:
+        real(signal.SIGINT, previous)
+    assert fired
+
+
+def test_a_ctrl_c_the_level_swallows_is_still_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level whose coroutine swallows its cancel (as a wait_for racing its inner future can)
+    returned normally, and the sweep went on past the user's Ctrl-C. The interrupt is a flag
+    read when the level's loop returns, however the level ended."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from benchrig.load import engine
+
+    async def stubborn(work: Workload, level: Level) -> engine.LevelRun:
+        asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed
+            await asyncio.sleep(3600)
+        return engine.LevelRun(level, [], [], 0.0, [], 0)
+
+    monkeypatch.setattr(engine, "_level", stubborn)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1))
+    finally:
+        signal.signal(signal.SIGINT, previous)
