@@ -194,8 +194,8 @@ def interruptible(runner: asyncio.Runner, coroutine: Coroutine[Any, Any, LevelRu
         interrupted.append(number)
         loop.call_soon_threadsafe(task.cancel)  # also wakes a loop blocked in select()
 
-    signal.signal(signal.SIGINT, on_sigint)
     try:
+        signal.signal(signal.SIGINT, on_sigint)
         done = loop.run_until_complete(task)
     except asyncio.CancelledError:
         if interrupted:
