@@ -180,3 +180,36 @@ def test_a_ctrl_c_the_level_swallows_is_still_an_interrupt(
                       Level(concurrency=1, requests=1))
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_before_the_handler_is_set_leaves_no_task_behind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C after the level's task was made but before a SIGINT handler of the level's was
+    set (asyncio.Runner.run looks the handler up in between) left the task to the loop's
+    shutdown with its coroutine closed under it: "unhandled exception during asyncio.run()
+    shutdown … cannot reuse already awaited coroutine", a traceback after "interrupted" (seen
+    in test_ctrl_c_keeps_every_finished_level). The Ctrl-C here lands as the handler is
+    looked up; nothing may be left for the shutdown to report."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = signal.getsignal
+    fired: list[int] = []
+
+    def looking(number: int) -> Any:
+        if number == signal.SIGINT and not fired:
+            fired.append(number)
+            signal.raise_signal(signal.SIGINT)  # the Ctrl-C, as the handler is looked up
+        return real(number)
+
+    problems: list[dict[str, Any]] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), event_loop() as loop:
+            loop.get_loop().set_exception_handler(lambda _, context: problems.append(context))
+            monkeypatch.setattr(signal, "getsignal", looking)
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1), loop)
+    finally:
+        monkeypatch.setattr(signal, "getsignal", real)
+        signal.signal(signal.SIGINT, previous)
+    assert fired and problems == []
