@@ -213,3 +213,35 @@ def test_a_ctrl_c_before_the_handler_is_set_leaves_no_task_behind(
         monkeypatch.setattr(signal, "getsignal", real)
         signal.signal(signal.SIGINT, previous)
     assert fired and problems == []
+
+
+def test_a_second_ctrl_c_stops_a_level_that_swallowed_the_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level that ignores its cancel is not waited for past a second Ctrl-C, and its task is
+    then ended by the loop's shutdown with nothing to report."""
+    import asyncio
+    import signal
+
+    from benchrig.load import engine
+
+    async def deaf(work: Workload, level: Level) -> engine.LevelRun:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(signal.raise_signal, signal.SIGINT)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            loop.call_soon(signal.raise_signal, signal.SIGINT)  # the user presses it again
+            await asyncio.sleep(3600)
+        return engine.LevelRun(level, [], [], 0.0, [], 0)
+
+    monkeypatch.setattr(engine, "_level", deaf)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    problems: list[dict[str, Any]] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), event_loop() as loop:
+            loop.get_loop().set_exception_handler(lambda _, context: problems.append(context))
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1), loop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert problems == []
