@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from benchrig.execute.local import interrupts_held
 from benchrig.load.wire import Endpoint, Record, stream_chat
@@ -17,6 +19,7 @@ from benchrig.load.wire import Endpoint, Record, stream_chat
 # Open loop: requests in flight at most (file descriptors are finite); a send that waits for
 # a slot is late, and its lateness is recorded.
 MAX_IN_FLIGHT = 1024
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -165,11 +168,48 @@ def run_level(work: Workload, level: Level, loop: asyncio.Runner | None = None) 
     if loop is None:
         with event_loop() as fresh:
             return run_level(work, level, fresh)
-    coroutine = _level(work, level)
+    return interruptible(loop, lambda: _level(work, level))
+
+
+def interruptible(runner: asyncio.Runner, level: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine `level()` makes to its end on `runner`'s loop; a Ctrl-C meanwhile
+    cancels it and is then a KeyboardInterrupt, however the coroutine took the cancel.
+
+    Not asyncio.Runner.run's own translation, which makes the task before its SIGINT handler
+    is set (a Ctrl-C in between left the task to the loop's shutdown with its coroutine closed
+    under it: a traceback), resets its interrupt count after the handler is live (a Ctrl-C in
+    between escaped as CancelledError) and trusts the task's uncancel() count (a coroutine
+    that swallows the cancel ends normally, and the Ctrl-C is lost). Here the handler comes
+    first, then the coroutine and its task: a Ctrl-C before the handler finds nothing made."""
+    loop = runner.get_loop()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        return loop.run_until_complete(level())  # signals are not ours to take here
+    interrupted: list[int] = []  # set by the handler, read only once the loop has returned
+    tasks: list[asyncio.Task[T]] = []
+
+    def on_sigint(number: int, frame: object) -> None:
+        if interrupted:
+            raise KeyboardInterrupt  # a second Ctrl-C: the level is not waited for
+        interrupted.append(number)
+        for task in tasks:
+            loop.call_soon_threadsafe(task.cancel)  # also wakes a loop blocked in select()
+
     try:
-        return loop.run(coroutine)
+        signal.signal(signal.SIGINT, on_sigint)
+        tasks.append(loop.create_task(level()))
+        if interrupted:  # it came before the task was there to cancel
+            tasks[0].cancel()
+        done = loop.run_until_complete(tasks[0])
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
     finally:
-        coroutine.close()  # a Ctrl-C before the loop took it: closed, not "never awaited"
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if interrupted:
+        raise KeyboardInterrupt  # the level ended as the Ctrl-C came: the user still stopped it
+    return done
 
 
 @contextmanager
@@ -177,7 +217,7 @@ def event_loop() -> Iterator[asyncio.Runner]:
     """One event loop for a sweep's levels, built whole before a Ctrl-C is let in: a
     KeyboardInterrupt raised while asyncio builds a loop leaves half a loop whose finalizer
     prints a traceback ("Exception ignored … no attribute '_ssock'"). While a level runs,
-    asyncio.Runner turns Ctrl-C into the level's cancellation and a KeyboardInterrupt."""
+    `interruptible` turns Ctrl-C into the level's cancellation and a KeyboardInterrupt."""
     try:
         with interrupts_held():
             loop = asyncio.new_event_loop()

@@ -122,6 +122,7 @@ class SandboxPool:
         # by the candidate module's file name, oldest (most likely booted) first
         self._spares: dict[str, list[CandidateProcess]] = {}
         self._launching: dict[str, int] = {}  # spares being launched now, per module file
+        self._launched = threading.Condition(self._lock)  # a launch ended: a take may go on
         self._launches: list[threading.Event] = []  # background launches not yet done
         self._closed = False
         self._at_exit = False
@@ -140,14 +141,20 @@ class SandboxPool:
         return self._confinement
 
     def take(self, module_file: str) -> CandidateProcess:
-        """The oldest spare, else a sandbox started now; its replacement is launched at
-        once, beside the attempt that takes this one (off its path). Raises SandboxError,
-        and hands out nothing, once a sandbox reaped in the background was not proven gone."""
+        """The oldest spare (or the one being launched, once it is in), else a sandbox
+        started now; its replacement is launched at once, beside the attempt that takes this
+        one (off its path). Raises SandboxError, and hands out nothing, once a sandbox reaped
+        in the background was not proven gone."""
         self._check_clean()
+        counted = False
         while True:
             with self._lock:
-                waiting = self._spares.get(module_file) or []
-                spare = waiting.pop(0) if waiting else None
+                # Counted off `expected` in the same hold of the lock as its spare leaves: a
+                # launch counting room never sees a take half done (it booted one for nobody).
+                if not counted and self._expected is not None:
+                    self._expected = max(0, self._expected - 1)
+                counted = True
+                spare = self._next_spare(module_file)
             if spare is None:
                 taken = start(self.confinement, self.limits, module_file)
                 break
@@ -155,11 +162,20 @@ class SandboxPool:
                 taken = spare
                 break
             discard(spare)  # it died waiting (killed from outside): never hand that out
-        with self._lock:
-            if self._expected is not None:
-                self._expected = max(0, self._expected - 1)
         self.warm(module_file)
         return taken
+
+    def _next_spare(self, module_file: str) -> CandidateProcess | None:
+        """The oldest spare, else the one being launched once it is in, else None (the lock
+        held). Not a cold start beside a launch under way: it would queue behind that launch
+        on the one launcher thread, no sooner, and leave its spare to nobody."""
+        while True:
+            waiting = self._spares.get(module_file)
+            if waiting:
+                return waiting.pop(0)
+            if not self._launching.get(module_file) or threading.current_thread() in _launcher:
+                return None
+            self._launched.wait()
 
     def warm(self, module_file: str = MODULE_FILE) -> None:
         """Launch the spares `module_file` wants, in the background (nothing if none)."""
@@ -204,6 +220,7 @@ class SandboxPool:
                 spare = start(self.confinement, self.limits, module_file)  # and report it
             with self._lock:
                 self._launching[module_file] -= 1
+                self._launched.notify_all()
                 if spare is not None and not self._closed:
                     self._spares.setdefault(module_file, []).append(spare)
                     if not self._at_exit:  # bubblewrap would take it down with BenchRig too

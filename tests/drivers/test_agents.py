@@ -8,14 +8,24 @@ import secrets
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchrig.drivers.agent_process import TERM_GRACE_S
+from benchrig.metrics import TOKENS_PER_S_FLOOR_S
+from benchrig.plausible import MAX_DECODE_TOKENS_PER_S
 from benchrig.report.grouping import grouped
 from benchrig.report.table import model_rows
 from tests.conftest import ROOT, benchrig
-from tests.helpers.agents import CONFINED, FIXTURES, attempt, replayed, task_with_timeout
+from tests.helpers.agents import (
+    CONFINED,
+    FIXTURES,
+    Done,
+    attempt,
+    replayed,
+    task_with_timeout,
+)
 from tests.helpers.processes import host_processes, wait_dead
 from tests.helpers.staging import stage_files
 
@@ -30,22 +40,64 @@ RUN = [str(ROOT / "scripts" / "run.sh")]
 # ---- Claude Code -------------------------------------------------------------------------
 
 
+def starve_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's output is read only once it has exited, as by a reader that got no core
+    meanwhile (load ~17): every line comes in one read, with one stamp."""
+    from benchrig.drivers import agent_process
+
+    real = agent_process._Streams._read
+
+    def starved(streams: Any, wait: float) -> None:
+        while not agent_process._exited(streams.proc.pid):
+            time.sleep(0.01)
+        real(streams, wait)
+
+    monkeypatch.setattr(agent_process._Streams, "_read", starved)
+
+
 def test_claude_stream_json_success(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    claude_success(attempt(monkeypatch, tmp_path, "claude", "claude-success", "sonnet"))
+
+
+def test_claude_stream_json_success_read_by_a_starved_reader(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    starve_the_reader(monkeypatch)
     done = attempt(monkeypatch, tmp_path, "claude", "claude-success", "sonnet")
+    assert done.metrics["ttft_ms"] == done.metrics["answer_ttft_ms"]  # read at once
+    claude_success(done)
+
+
+def claude_success(done: Done) -> None:
     r, m = done.result, done.metrics
     assert (r["result"], r["code_source"], r["finish_reason"]) == ("pass", "file", "end_turn")
     assert r["checks"] == {**r["checks"], "passed": 2, "total": 2}
-    # thinking first, then 0.1 s later the answer
-    assert m["ttft_ms"] > 0 and m["answer_ttft_ms"] - m["ttft_ms"] >= 90
+    # thinking first, then 0.1 s later the answer: each figure is its line's stamp (when it
+    # was read; lines read at once share one, so the gap is not asserted: see codex_success)
+    deltas = [(e["event"]["event"]["delta"]["type"], e["t_s"] * 1000) for e in done.sidecar
+              if e.get("kind") == "event"
+              and e["event"].get("event", {}).get("type") == "content_block_delta"]
+    assert m["ttft_ms"] == pytest.approx(deltas[0][1], abs=0.001)
+    assert deltas[0][0] == "thinking_delta"
+    first_text = next(t for kind, t in deltas if kind == "text_delta")
+    assert m["answer_ttft_ms"] == pytest.approx(first_text, abs=0.001)
+    assert m["answer_ttft_ms"] >= m["ttft_ms"] > 0
     assert m["think_time_s"] == pytest.approx((m["answer_ttft_ms"] - m["ttft_ms"]) / 1000)
     assert m["thinking_chars"] == len("An OrderedDict keeps recency in O(1).")
     # input = uncached + cache writes + cache reads, of msg_1 alone: the result's session
     # total (and msg_2) came after the Write tool ran, which could have printed them
     assert (m["input_tokens"], m["output_tokens"]) == (9 + 5120, 240)
-    assert set(m["partial"]) == {"input_tokens", "output_tokens", "tokens_per_s"}
     assert m["input_tokens_source"] == m["output_tokens_source"] == "server"
-    assert m["tokens_per_s"] > 0 and m["tokens_per_s"] != pytest.approx(
-        240 / (m["wall_s"] - m["ttft_ms"] / 1000))  # over msg_1's span, not the whole run
+    # the rate is over msg_1's span (its first token to its last usage line), not the whole
+    # run; read at once, that span is none, and the floored rate is too high to be shown
+    ends = [e["t_s"] for e in done.sidecar if e.get("kind") == "event"
+            and e["event"].get("type") == "assistant" and e["event"]["message"]["id"] == "msg_1"]
+    rate = 240 / max(ends[-1] - m["ttft_ms"] / 1000, TOKENS_PER_S_FLOOR_S)
+    if rate <= MAX_DECODE_TOKENS_PER_S:
+        assert m["tokens_per_s"] == pytest.approx(rate, rel=1e-3)
+        assert set(m["partial"]) == {"input_tokens", "output_tokens", "tokens_per_s"}
+    else:
+        assert m["tokens_per_s"] is None and "tokens_per_s" in m["rejected"]
+        assert set(m["partial"]) == {"input_tokens", "output_tokens"}
     assert m["cost_usd"] is None and "first tool ran" in m["rejected"]["cost_usd"]
     # msg_1 arrives on three lines repeating its usage: counted once
     assert done.engine["usage_by_message"]["output_tokens"] == 240
@@ -197,13 +249,32 @@ def test_a_hung_agent_is_killed_with_its_children(monkeypatch: pytest.MonkeyPatc
 
 
 def test_codex_success(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    codex_success(attempt(monkeypatch, tmp_path, "codex", "codex-success", "gpt-5"))
+
+
+def test_codex_success_read_by_a_starved_reader(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """At load ~17 the reader got no core in the 0.05 s between the reasoning item and the
+    first tool item: both lines came in one read, one stamp, and `answer_ttft_ms >
+    ttft_ms` failed."""
+    starve_the_reader(monkeypatch)
     done = attempt(monkeypatch, tmp_path, "codex", "codex-success", "gpt-5")
+    assert done.metrics["ttft_ms"] == done.metrics["answer_ttft_ms"]  # read at once
+    codex_success(done)
+
+
+def codex_success(done: Done) -> None:
     r, m = done.result, done.metrics
     assert (r["result"], r["code_source"]) == ("pass", "file")
-    # no token deltas: TTFT is the first completed item (reasoning), the answer the first
-    # tool item, which completes 0.05 s later (read later: how much later depends on when the
-    # reader got a core, so only the order is asserted)
-    assert m["ttft_ms"] > 0 and m["answer_ttft_ms"] > m["ttft_ms"]
+    # No token deltas: TTFT is the first completed item (reasoning), the answer the first
+    # tool item, which completes 0.05 s later. A time is when BenchRig read the line, and
+    # lines read at once share it (a reader that got no core meanwhile): so each figure is
+    # its own line's stamp, and the two are in order, not necessarily apart.
+    read_at = {e["event"]["item"]["id"]: e["t_s"] * 1000 for e in done.sidecar
+               if e.get("kind") == "event" and e["event"].get("type") == "item.completed"}
+    assert m["ttft_ms"] == pytest.approx(read_at["item_0"], abs=0.001)
+    assert m["answer_ttft_ms"] == pytest.approx(read_at["item_1"], abs=0.001)
+    assert m["answer_ttft_ms"] >= m["ttft_ms"] > 0
     assert done.engine["ttft_basis"].startswith("first completed item")
     assert m["thinking_chars"] == len("**Choosing a structure**\n\nAn OrderedDict keeps "
                                       "recency in O(1).")

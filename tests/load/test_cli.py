@@ -87,13 +87,19 @@ def test_ctrl_c_keeps_every_finished_level(results_dir: Path) -> None:
 
     from tests.conftest import ROOT
 
+    # A suite started as a background job inherits SIGINT ignored, and so would the child
+    # (it then ran all 50 levels and exited 0): handled here, it is the default after exec.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     with paced(0.1, tokens=4) as url:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "benchrig.cli", "run", "--suite", "load", "--driver",
-             "openai", "--provider", url, "--concurrency", ",".join(["1"] * 50),
-             "--requests", "3", "--warmup", "0", "--results-dir", str(results_dir)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ})
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "benchrig.cli", "run", "--suite", "load", "--driver",
+                 "openai", "--provider", url, "--concurrency", ",".join(["1"] * 50),
+                 "--requests", "3", "--warmup", "0", "--results-dir", str(results_dir)],
+                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                env={**os.environ})
+        finally:
+            signal.signal(signal.SIGINT, previous)
         assert proc.stdout is not None
         proc.stdout.readline()  # the first level's line: its result is written
         proc.send_signal(signal.SIGINT)

@@ -4,9 +4,11 @@ known schedule, never against a wall-clock figure."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from benchrig.load.engine import Level, Workload, arrivals, run_level
+from benchrig.load.engine import Level, Workload, arrivals, event_loop, run_level
 from benchrig.load.measure import measured
 from benchrig.load.wire import Endpoint
 from benchrig.local.embedded_server import free_port
@@ -120,3 +122,126 @@ def test_a_ctrl_c_while_the_loop_is_built_leaves_no_half_loop(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert unraisable == []
+
+
+def test_a_ctrl_c_as_the_level_starts_is_an_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C that landed just after asyncio.Runner.run set its SIGINT handler cancelled the
+    level's task, and Runner then reset its interrupt count: the cancel escaped as a
+    CancelledError traceback from `_level` (seen under xdist in
+    tests/load/test_cli.py::test_ctrl_c_keeps_every_finished_level). The user's Ctrl-C is
+    delivered here the instant a SIGINT handler is set; it must be a KeyboardInterrupt."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = signal.signal
+    fired: list[int] = []
+
+    def installing(number: int, handler: Any) -> Any:
+        was = real(number, handler)
+        if number == signal.SIGINT and callable(handler) and not fired:
+            fired.append(number)
+            signal.raise_signal(signal.SIGINT)  # the Ctrl-C, right after the handler is set
+        return was
+
+    try:
+        with event_loop() as loop:
+            monkeypatch.setattr(signal, "signal", installing)
+            with pytest.raises(KeyboardInterrupt):
+                run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                          Level(concurrency=1, requests=1), loop)
+            monkeypatch.setattr(signal, "signal", real)
+    finally:
+        real(signal.SIGINT, previous)
+    assert fired
+
+
+def test_a_ctrl_c_the_level_swallows_is_still_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level whose coroutine swallows its cancel (as a wait_for racing its inner future can)
+    returned normally, and the sweep went on past the user's Ctrl-C. The interrupt is a flag
+    read when the level's loop returns, however the level ended."""
+    import asyncio
+    import contextlib
+    import signal
+
+    from benchrig.load import engine
+
+    async def stubborn(work: Workload, level: Level) -> engine.LevelRun:
+        asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed
+            await asyncio.sleep(3600)
+        return engine.LevelRun(level, [], [], 0.0, [], 0)
+
+    monkeypatch.setattr(engine, "_level", stubborn)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_before_the_handler_is_set_leaves_no_task_behind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C after the level's task was made but before a SIGINT handler of the level's was
+    set (asyncio.Runner.run looks the handler up in between) left the task to the loop's
+    shutdown with its coroutine closed under it: "unhandled exception during asyncio.run()
+    shutdown … cannot reuse already awaited coroutine", a traceback after "interrupted" (seen
+    in test_ctrl_c_keeps_every_finished_level). The Ctrl-C here lands as the handler is
+    looked up; nothing may be left for the shutdown to report."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    real = signal.getsignal
+    fired: list[int] = []
+
+    def looking(number: int) -> Any:
+        if number == signal.SIGINT and not fired:
+            fired.append(number)
+            signal.raise_signal(signal.SIGINT)  # the Ctrl-C, as the handler is looked up
+        return real(number)
+
+    problems: list[dict[str, Any]] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), event_loop() as loop:
+            loop.get_loop().set_exception_handler(lambda _, context: problems.append(context))
+            monkeypatch.setattr(signal, "getsignal", looking)
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1), loop)
+    finally:
+        monkeypatch.setattr(signal, "getsignal", real)
+        signal.signal(signal.SIGINT, previous)
+    assert fired and problems == []
+
+
+def test_a_second_ctrl_c_stops_a_level_that_swallowed_the_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level that ignores its cancel is not waited for past a second Ctrl-C, and its task is
+    then ended by the loop's shutdown with nothing to report."""
+    import asyncio
+    import signal
+
+    from benchrig.load import engine
+
+    async def deaf(work: Workload, level: Level) -> engine.LevelRun:
+        loop = asyncio.get_running_loop()
+        loop.call_soon(signal.raise_signal, signal.SIGINT)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            loop.call_soon(signal.raise_signal, signal.SIGINT)  # the user presses it again
+            await asyncio.sleep(3600)
+        return engine.LevelRun(level, [], [], 0.0, [], 0)
+
+    monkeypatch.setattr(engine, "_level", deaf)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    problems: list[dict[str, Any]] = []
+    try:
+        with pytest.raises(KeyboardInterrupt), event_loop() as loop:
+            loop.get_loop().set_exception_handler(lambda _, context: problems.append(context))
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1), loop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert problems == []

@@ -52,6 +52,10 @@ def test_non_finite_agent_usage_is_null_with_reasons(monkeypatch: pytest.MonkeyP
     text = "\n".join(line for line in lines if '"tool_use"' not in line
                      and '"tool_result"' not in line) + "\n"
     done = attempt(monkeypatch, tmp_path, "claude", "claude-inf-usage", "sonnet", text=text)
+    # The figures below come from the agent's result event: an attempt that never read it (its
+    # agent refused, killed or failed) has them null with no reason, and says why here (under
+    # load this test once failed with only "KeyError: 'rejected'", the cause unseen).
+    assert done.result["result"] == "pass", done.result["notes"]
     m = done.metrics
     assert (m["output_tokens"], m["tokens_per_s"], m["cost_usd"]) == (None, None, None)
     assert m["rejected"]["output_tokens"] == "inf is not a finite number of at least 0"
