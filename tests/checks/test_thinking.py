@@ -141,8 +141,12 @@ def test_r1_style_stream_through_the_openai_driver(results_dir: Path) -> None:
     assert ran.code == 0 and result["result"] == "pass", result["notes"]
     m = result["metrics"]
     assert m["thinking_chars"] == len(reasoning)
-    assert m["answer_ttft_ms"] - m["ttft_ms"] >= 250  # three paced pieces of thinking first
-    assert m["think_time_s"] > 0.25
+    # three pieces of thinking paced 0.1 s apart were sent before the answer's first word, so
+    # it came at least 0.3 s into the request; a starved reader may stamp pieces read at once
+    # alike, so the gap between the two stamps is bounded by order only (docs/security.md,
+    # "Lines read at once share one stamp")
+    assert m["answer_ttft_ms"] >= 300 and m["answer_ttft_ms"] >= m["ttft_ms"] > 0
+    assert m["think_time_s"] == pytest.approx((m["answer_ttft_ms"] - m["ttft_ms"]) / 1000)
     assert m["thinking_tokens"] > 0 and m["thinking_tokens_source"] == "estimated"
     assert reasoning not in result["answer_excerpt"] and "</think>" not in result["answer_excerpt"]
     answer = json.loads((results_dir / result["transcript_file"]).read_text().splitlines()[1])
