@@ -7,12 +7,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import benchrig, cli_call
 from tests.e2e.test_scripts import imported
 
 MBPP = Path(__file__).resolve().parents[1] / "fixtures" / "packs" / "mbpp-sample.jsonl"
 
 
+@pytest.mark.slow  # a process of its own, 10 sandboxes: over a second on a busy machine
 def test_verify_imports_only_what_it_uses(tmp_path: Path, results_dir: Path) -> None:
     env = {"BENCHRIG_TASKS_DIR": str(tmp_path / "tasks")}
     assert cli_call("import", "mbpp", "--from", str(MBPP), results_dir=results_dir,
