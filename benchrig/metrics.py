@@ -3,7 +3,7 @@ drivers: `measured` and `StreamCollector`; the rest is private to BenchRig)."""
 
 from __future__ import annotations
 
-import statistics
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -88,7 +88,7 @@ def mean_known(values: Iterable[float | int | None]) -> float | None:
     """The mean of the values that are known and finite; None when none is (unknown is
     never 0). Figures from results go through `credible()` first: see `mean_metric`."""
     present = [number for number in map(finite, values) if number is not None]
-    return statistics.fmean(present) if present else None
+    return math.fsum(present) / len(present) if present else None  # statistics.fmean's sum
 
 
 def mean_metric(metrics: Iterable[Mapping[str, Any]], name: str) -> float | None:

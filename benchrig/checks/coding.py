@@ -22,6 +22,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
+from types import CodeType
 from typing import Any
 
 from benchrig import sandbox
@@ -310,8 +311,15 @@ def _load_tests(task: TaskSpec, module: RemoteModule) -> dict[str, Any]:
     }
     namespace["__builtins__"]["__import__"] = guarded_import
     assert task.test_source is not None
-    exec(compile(task.test_source, str(task.test_path), "exec"), namespace)
+    exec(_test_code(task.test_source, str(task.test_path)), namespace)
     return namespace
+
+
+@functools.lru_cache(maxsize=256)
+def _test_code(source: str, path: str) -> CodeType:
+    """The test file compiled, once per run rather than once per answer (a code object is
+    immutable: each answer still runs it in a fresh namespace, as the file was written)."""
+    return compile(source, path, "exec")
 
 
 # Killed in a pid namespace of its own (nothing in it runs on), then reaped and swept by the

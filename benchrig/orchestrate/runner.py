@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchrig import __version__
 from benchrig.checks import load_checks
@@ -22,7 +22,6 @@ from benchrig.core.transcript import DriverOutput
 from benchrig.core.verdict import Verdict
 from benchrig.drivers.base import Driver, DriverRequest, Progress, SilentProgress
 from benchrig.environment import environment
-from benchrig.execute import AttemptSpec, Slot
 from benchrig.jsonsafe import json_safe
 from benchrig.metrics import with_thinking_tokens
 from benchrig.prompt import render
@@ -39,6 +38,9 @@ from benchrig.sandbox import SandboxPool
 from benchrig.suites import get_suite
 from benchrig.suites.base import AttemptInput, Outcome
 from benchrig.textsafe import printable, type_name
+
+if TYPE_CHECKING:  # the plan's types: a run without a plan (verify) needs no executor
+    from benchrig.execute import AttemptSpec, Slot
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_CONTEXT = 4096
