@@ -10,7 +10,7 @@ import pytest
 
 from benchrig.report import FORMATS, VIEWS, compare, render
 from benchrig.resultio.files import load_records
-from benchrig.resultio.record import SHARED_CAP, Record, Shared, from_json
+from benchrig.resultio.record import SHARED_CAP, Checks, Record, Shared, from_json
 from tests.conftest import cli_call
 from tests.helpers import scorecard_fixture
 from tests.helpers.result_sets import attempt, write
@@ -32,7 +32,8 @@ def _held(records: list[Record]) -> None:
     assert all(r.answer_excerpt == "" and r.notes == "" and r.path is None for r in records)
     assert len({id(r.settings) for r in records}) == 1
     assert len({id(r.error) for r in records if r.error is not None}) == 1
-    assert len({id(r.checks.names) for r in records}) == 1
+    assert len({id(r.checks) for r in records}) == 1  # every one failed its one check
+    assert len({id(r.evidence) for r in records}) == 1
 
 
 def test_summary_keeps_no_whole_attempt_in_memory(tmp_path: Path,
@@ -94,6 +95,8 @@ def test_shared_parts_stay_apart_by_type_and_the_table_is_bounded() -> None:
     temps = [shared.one({"temperature": t}) for t in (0, 0.0, False, 0)]
     assert [type(s["temperature"]) for s in temps] == [int, float, bool, int]
     assert temps[3] is temps[0] and temps[1] is not temps[0]
+    counts = [shared.one(Checks(n, 1, ("a",))) for n in (1, 1.0, 1)]  # 1.0 passes "integer"
+    assert type(counts[1].passed) is float and counts[2] is counts[0]
     nested = {"think": ["a"]}  # unhashable inside: kept as read
     assert shared.one(nested) is nested
     for i in range(SHARED_CAP + 10):
