@@ -120,7 +120,7 @@ def caveat(metrics: Iterable[Mapping[str, Any]], name: str) -> str:
 def any_floored(metrics: Iterable[Mapping[str, Any]]) -> bool:
     """Whether a mean of `tokens_per_s` over these metrics includes a floored rate."""
     return any(m.get("tokens_per_s_floored") for m in map(credible, metrics)
-               if m["tokens_per_s"] is not None)
+               if m.get("tokens_per_s") is not None)  # a lean record has no unknowns
 
 
 class StreamCollector:

@@ -90,6 +90,8 @@ class Credible(dict[str, Any]):
     """A result's `metrics` as `credible()` made them: passed to it again, returned as they
     are (a report asks for the same result's figures a dozen times)."""
 
+    __slots__ = ()  # a marker only: no attribute dict a result (a summary holds a million)
+
 
 def credible(figures: Mapping[str, Any]) -> Credible:
     """A result's `metrics` with every implausible figure unknown (None): what a summary

@@ -37,11 +37,13 @@ ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
 
 def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
              label: list[str] | None, since: str | None, driver: list[str] | None,
-             also: Callable[[Record, dict[str, Any]], None] | None = None) -> list[Record]:
+             also: Callable[[Record, dict[str, Any]], None] | None = None,
+             whole: bool = True) -> list[Record]:
     """The valid results of `paths_` that the filters keep, as the views read them (invalid
     files named on stderr; tasks whose file changed between results warned about); none:
     exit 1. `also`: each valid result the filters keep, its record and its whole JSON, as it
-    is read (result.load_records)."""
+    is read (result.load_records); `whole` False: lean records (a command that shows no
+    whole attempt: record.WHOLE_ONLY)."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
     from benchrig.resultio.files import freeze_loaded, load_records
 
@@ -52,7 +54,7 @@ def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str
             also(record, data)
 
     loaded = load_records(_existing(paths_ or [paths.results_dir()]),
-                          None if also is None else kept)
+                          None if also is None else kept, whole)
     freeze_loaded(bool(loaded.rejected))  # the records live until the command ends
     for path, reason in loaded.rejected:  # the rest is still summarized: a warning
         warn(f"{path}: skipped, not a valid result: {reason}")
@@ -108,7 +110,7 @@ def summary(
         raise UsageError(f"--by {by!r}: choose one of {', '.join(VIEWS)}")
     if per_attempt and format_ != "csv":
         raise UsageError("--per-attempt is a CSV of the attempts: use it with --format csv")
-    results = _results(paths_, model, suite, label, since, driver)
+    results = _results(paths_, model, suite, label, since, driver, whole=False)
     echo(render(results, format_, table_only, by, per_attempt, pack_tasks()), nl=False)
     if format_ in ("table", "markdown") and by == "model" and not table_only:
         from benchrig.packs.scores import pack_report
@@ -135,7 +137,7 @@ def compare(
         raise UsageError(f"--format {format_!r}: choose table or json")
     from benchrig.report.grouping import attempts_only, levels_only
 
-    results = _results(paths_, None, suite, None, since, None)
+    results = _results(paths_, None, suite, None, since, None, whole=False)
     # a sweep's levels are not attempts: never paired for a pass rate, compared apart
     attempts, levels = attempts_only(results), levels_only(results)
     sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]

@@ -87,7 +87,13 @@ def settings_keys(results: Sequence[Record]) -> list[SettingsKey]:
     suite sets for itself (a speed task's max tokens, a suite's think default) differs
     between tasks and tells no experiment apart; temperature 0 and 0.7 on the same task do.
     The label always counts."""
-    keys = [settings_key(r) for r in results]
+    made: dict[tuple[int, str | None], SettingsKey] = {}  # one key per shared settings
+    keys = []
+    for r in results:  # the records live through the call: an id is not reused meanwhile
+        found = made.get(mine := (id(r.settings), r.label))
+        if found is None:
+            found = made[mine] = settings_key(r)
+        keys.append(found)
     count = len(OUTCOME_SETTINGS)
     first: dict[tuple[Any, Any, Any], SettingsKey] = {}  # per task: the first key seen
     varying: dict[tuple[Any, Any], set[int]] = {}
@@ -97,9 +103,18 @@ def settings_keys(results: Sequence[Record]) -> list[SettingsKey]:
             varying.setdefault((result.model, result.agent), set()).update(
                 i for i in range(count) if seen[i] != key[i])
     unset = (None,) * count
-    return [(*(key[i] if i in counted else None for i in range(count)), key[-1])
-            if (counted := varying.get((r.model, r.agent))) else (*unset, key[-1])
-            for r, key in zip(results, keys, strict=True)]
+    shown: dict[tuple[int, int], SettingsKey] = {}  # equal rows share their key too
+
+    def row(r: Record, key: SettingsKey) -> SettingsKey:
+        counted = varying.get((r.model, r.agent))
+        found = shown.get(mine := (id(key), id(counted)))  # both live through the call
+        if found is None:
+            found = shown[mine] = \
+                (*(key[i] if i in counted else None for i in range(count)), key[-1]) \
+                if counted else (*unset, key[-1])
+        return found
+
+    return [row(r, key) for r, key in zip(results, keys, strict=True)]
 
 
 def _shown(value: Any) -> str:

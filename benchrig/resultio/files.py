@@ -20,7 +20,7 @@ from typing import Any
 
 from benchrig import durable
 from benchrig.core.errors import ResultError, UsageError
-from benchrig.resultio.record import Record, from_json
+from benchrig.resultio.record import Record, Shared, from_json
 from benchrig.schemas import problems
 
 SCHEMA_VERSION = 1
@@ -322,20 +322,23 @@ def freeze_loaded(refused: bool = True) -> None:
 
 
 def load_records(paths: list[Path],
-                 also: Callable[[Record, dict[str, Any]], None] | None = None) -> Records:
+                 also: Callable[[Record, dict[str, Any]], None] | None = None,
+                 whole: bool = True) -> Records:
     """`load_results` for the views: read and validated the same way, file by file, each
     valid result kept only as its compact record (record.from_json) before the next is read,
     so memory grows by a record, not a parsed file, per result. `also` is handed each valid
     result's record and its whole JSON while it is in hand (the report's drill-downs: no
-    file is read twice)."""
+    file is read twice). `whole` False: lean records, for the commands that show no whole
+    attempt (summary, compare: record.WHOLE_ONLY). Repeated parts are shared (record.Shared)."""
     records: list[Record] = []
     rejected: list[tuple[Path, str]] = []
+    shared = Shared()
     with _collector_paused():
         for index, (file, found) in enumerate(_each(_files(paths)), 1):
             if isinstance(found, str):
                 rejected.append((file, found))
             else:
-                records.append(record := from_json(found, file))
+                records.append(record := from_json(found, file, whole, shared))
                 if also is not None:
                     also(record, found)
             if also is not None and index % YOUNG_EVERY == 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,14 @@ METRICS_KEPT = ("wall_s", "ttft_ms", "answer_ttft_ms", "tokens_per_s",
 # Text fields that repeat over thousands of results: one string object each.
 _NAMES = frozenset({"task", "model", "agent", "driver", "provider", "suite", "result",
                     "task_hash", "finish_reason", "label", "sample_id"})
+# A whole attempt's fields: the HTML page and the library read them; summary and compare never
+# do, so their records go without (WHOLE_ONLY's value each: a lean record's). The path stays
+# on a load level's record, whose raw samples compare and the curves read back from its file.
+WHOLE_ONLY = {"answer_excerpt": "", "notes": "", "path": None}
+# (A lean record's metrics also leave out each unknown figure: `get` reads None all the same.)
+# How many distinct parts one load shares (Shared): past it, a part is kept as read, so a
+# folder of all-different settings costs what it did, never a growing table of keys.
+SHARED_CAP = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +86,18 @@ class Record(Mapping[str, Any]):
 
     # Read by key for the modules outside report/ that take a result as a mapping
     # (errors.counts_against_model, attempts, packs.scores): the JSON's names, same values.
+    # One C call a key (operator.attrgetter): ~20 reads a result a summary, 30 % less.
     def __getitem__(self, key: str) -> Any:
-        if key in _KEYS:
-            return getattr(self, key)
-        raise KeyError(key)
+        try:
+            read = _READ[key]
+        except KeyError:
+            raise KeyError(key) from None
+        return read(self)
 
     def get(self, key: str, default: Any = None, /) -> Any:
         # Mapping.get goes through __getitem__ and a KeyError: millions of calls a report
-        return getattr(self, key) if key in _KEYS else default
+        read = _READ.get(key)
+        return default if read is None else read(self)
 
     def __iter__(self) -> Iterator[str]:
         return iter(_KEYS)
@@ -95,18 +108,33 @@ class Record(Mapping[str, Any]):
 
 _FIELDS = tuple(f.name for f in fields(Record))
 _KEYS = frozenset(_FIELDS) - {"path"}
+_READ = {key: attrgetter(key) for key in _KEYS}
 _SPECIAL = frozenset({"metrics", "checks", "settings", "evidence", "path"})
 # Every field in declaration order, for a positional call (a dict of 25 keyword arguments
 # per record costs more): its name, its value when a file lacks it (a required one never
 # does), whether it is interned, whether it is made from its part of the file.
 _ORDER = tuple((f.name, None if f.default is MISSING else f.default, f.name in _NAMES,
-                f.name in _SPECIAL) for f in fields(Record))
+                f.name in _SPECIAL or f.name == "error") for f in fields(Record))
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     if not isinstance(found, dict):
         return None
     return {key: found[key] for key in keys if key in found}
+
+
+def _metrics(figures: Credible, whole: bool) -> Credible:
+    """The kept figures; a lean record's without the unknown ones (None): every view reads a
+    figure with `get`, which gives None for both, and a dict of ten keys or fewer is 40 %
+    smaller than one of eleven or more."""
+    if whole:
+        return Credible(_kept(figures, METRICS_KEPT) or {})
+    return Credible({key: value for key in METRICS_KEPT
+                     if (value := figures.get(key)) is not None})
 
 
 def _evidence(found: Any) -> dict[str, Any] | None:
@@ -120,23 +148,66 @@ def _evidence(found: Any) -> dict[str, Any] | None:
     return kept
 
 
-def from_json(data: Mapping[str, Any], path: Path | None = None) -> Record:
+class Shared:
+    """The parts that repeat over the results of one load (settings, errors, checks, an
+    evidence that is flat or none), one object per distinct value: thousands of results run
+    with one settings hold one dict, not a dict each. Equal means equal by type too (0, 0.0
+    and False stay apart: a view prints them differently); at most SHARED_CAP of them."""
+
+    def __init__(self) -> None:
+        self._known: dict[Any, Any] = {}
+
+    def one(self, value: Any) -> Any:
+        """`value`, or the equal one met before (read-only to every view: never changed)."""
+        try:
+            key = _typed(value)
+            found = self._known.get(key)
+        except TypeError:  # a list or a dict inside: kept as read
+            return value
+        if found is not None:
+            return found
+        if len(self._known) < SHARED_CAP:
+            self._known[key] = value
+        return value
+
+
+def _typed(value: Any) -> Any:
+    """`value` as a key that tells 1, 1.0 and True apart (TypeError: not hashable)."""
+    if isinstance(value, dict):
+        return tuple([(k, type(v), v) for k, v in value.items()])
+    if isinstance(value, Checks):
+        return (Checks, type(value.passed), value.passed, type(value.total), value.total,
+                value.names)
+    return (type(value), hash(value), value)
+
+
+def from_json(data: Mapping[str, Any], path: Path | None = None, whole: bool = True,
+              shared: Shared | None = None) -> Record:
     """The record of a result that passed validation (schema/result.schema.json): every
-    declared field from its key (missing in an older file: the field's default)."""
+    declared field from its key (missing in an older file: the field's default). `whole`
+    False: a lean record, without WHOLE_ONLY's fields (summary and compare read none);
+    `shared`: the load's repeated parts, shared."""
     get = data.get
     intern = sys.intern
+    one = shared.one if shared is not None else _same
     checks = data["checks"]
+    evidence = _evidence(get("evidence"))
+    error = get("error")
     special = {
-        "metrics": Credible(_kept(credible(data["metrics"]), METRICS_KEPT) or {}),
-        "checks": Checks(checks["passed"], checks["total"],
-                         tuple([intern(str(d.get("name", ""))) for d in checks["details"]])),
-        "settings": _kept(data["settings"], SETTINGS_KEPT) or {},
-        "evidence": _evidence(get("evidence")),
-        "path": path}
+        "metrics": _metrics(credible(data["metrics"]), whole),
+        "checks": one(Checks(checks["passed"], checks["total"],
+                             tuple([intern(str(d.get("name", ""))) for d in checks["details"]]))),
+        "settings": one(_kept(data["settings"], SETTINGS_KEPT) or {}),
+        "evidence": one(evidence) if evidence is not None else None,
+        "error": one(error) if isinstance(error, dict) else error,
+        "path": path if whole or (evidence is not None and "load" in evidence) else None}
+    lean = not whole
     values: list[Any] = []
     for name, default, interned, computed in _ORDER:
         if computed:
             values.append(special[name])
+        elif lean and name in WHOLE_ONLY:
+            values.append(WHOLE_ONLY[name])
         elif interned and type(value := get(name, default)) is str:
             values.append(intern(value))
         else:
