@@ -38,12 +38,12 @@ ResultPaths = Annotated[list[Path] | None, Argument(metavar="[PATHS]...",
 def _results(paths_: list[Path] | None, model: list[str] | None, suite: list[str] | None,
              label: list[str] | None, since: str | None, driver: list[str] | None,
              also: Callable[[Record, dict[str, Any]], None] | None = None,
-             whole: bool = True) -> list[Record]:
+             whole: bool | Callable[[str], bool] = True) -> list[Record]:
     """The valid results of `paths_` that the filters keep, as the views read them (invalid
     files named on stderr; tasks whose file changed between results warned about); none:
     exit 1. `also`: each valid result the filters keep, its record and its whole JSON, as it
     is read (result.load_records); `whole` False: lean records (a command that shows no
-    whole attempt: record.WHOLE_ONLY)."""
+    whole attempt: record.WHOLE_ONLY); a function of the suite's name: whole where it says."""
     from benchrig.report.select import Filters, changed_tasks, parse_since, selected
     from benchrig.resultio.files import freeze_loaded, load_records
 
@@ -110,7 +110,9 @@ def summary(
         raise UsageError(f"--by {by!r}: choose one of {', '.join(VIEWS)}")
     if per_attempt and format_ != "csv":
         raise UsageError("--per-attempt is a CSV of the attempts: use it with --format csv")
-    results = _results(paths_, model, suite, label, since, driver, whole=False)
+    from benchrig.report.facets import reads_whole_records
+
+    results = _results(paths_, model, suite, label, since, driver, whole=reads_whole_records)
     echo(render(results, format_, table_only, by, per_attempt, pack_tasks()), nl=False)
     if format_ in ("table", "markdown") and by == "model" and not table_only:
         from benchrig.packs.scores import pack_report
@@ -135,9 +137,10 @@ def compare(
 
     if format_ not in ("table", "json"):
         raise UsageError(f"--format {format_!r}: choose table or json")
+    from benchrig.report.facets import reads_whole_records
     from benchrig.report.grouping import attempts_only, levels_only
 
-    results = _results(paths_, None, suite, None, since, None, whole=False)
+    results = _results(paths_, None, suite, None, since, None, whole=reads_whole_records)
     # a sweep's levels are not attempts: never paired for a pass rate, compared apart
     attempts, levels = attempts_only(results), levels_only(results)
     sides = [[r for r in levels if comparing.matches(side, r)] for side in (a, b)]

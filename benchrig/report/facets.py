@@ -24,6 +24,13 @@ def facet(name: str) -> SuiteReport:
     return PLAIN if found is None else found.report
 
 
+def reads_whole_records(name: str) -> bool:
+    """The suite registered as `name` adds figures of its own: they read whichever fields they
+    like (the documented one reads `notes`), so its results are read whole — a lean record's
+    left-out field (record.WHOLE_ONLY) would count as empty, not fail."""
+    return bool(facet(name).figures)
+
+
 def registered(name: str) -> bool:
     """`name` is a registered suite's (a line of its own columns), not a pack's or a stray."""
     return find_suite(name) is not None

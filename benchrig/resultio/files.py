@@ -323,13 +323,15 @@ def freeze_loaded(refused: bool = True) -> None:
 
 def load_records(paths: list[Path],
                  also: Callable[[Record, dict[str, Any]], None] | None = None,
-                 whole: bool = True) -> Records:
+                 whole: bool | Callable[[str], bool] = True) -> Records:
     """`load_results` for the views: read and validated the same way, file by file, each
     valid result kept only as its compact record (record.from_json) before the next is read,
     so memory grows by a record, not a parsed file, per result. `also` is handed each valid
     result's record and its whole JSON while it is in hand (the report's drill-downs: no
     file is read twice). `whole` False: lean records, for the commands that show no whole
-    attempt (summary, compare: record.WHOLE_ONLY). Repeated parts are shared (record.Shared)."""
+    attempt (summary, compare: record.WHOLE_ONLY); a function of the suite's name: whole only
+    for the suites it names (a suite whose own report figures may read any field). Repeated
+    parts are shared (record.Shared)."""
     records: list[Record] = []
     rejected: list[tuple[Path, str]] = []
     shared = Shared()
@@ -338,7 +340,8 @@ def load_records(paths: list[Path],
             if isinstance(found, str):
                 rejected.append((file, found))
             else:
-                records.append(record := from_json(found, file, whole, shared))
+                keep = whole if isinstance(whole, bool) else whole(found["suite"])
+                records.append(record := from_json(found, file, keep, shared))
                 if also is not None:
                     also(record, found)
             if also is not None and index % YOUNG_EVERY == 0:
