@@ -61,6 +61,9 @@ class AgentRun:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str | None = None
     failure: str | None = None  # the agent itself reported that it could not finish
+    # the exit code of a limit of its own its closing event named (Gemini CLI's session
+    # turns: 53): that exit ends the run, its work still checked, and is no crash
+    limit_exit: int | None = None
     completed: bool = False  # the stream's closing event arrived
     deltas: int = 0  # streamed pieces seen: progress, and a token count when there is no usage
     engine: dict[str, Any] = field(default_factory=dict)
@@ -342,7 +345,7 @@ def _outcome(output: DriverOutput, *, agent: str, finished: Finished, run: Agent
         raise DriverError(kind, f"{agent} reported an error: {run.failure}{after}",
                           partial=output)
     assert finished.exit_code is not None
-    if finished.exit_code != 0:
+    if finished.exit_code not in (0, run.limit_exit):
         tail = finished.stderr_tail[-600:].replace("\n", " | ")
         raise DriverError(kind, f"{agent} {_exit_reason(finished.exit_code, bwrap)}"
                           + (f": {tail}" if tail else "") + after, partial=output)

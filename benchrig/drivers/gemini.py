@@ -48,6 +48,10 @@ SETTINGS = {
 }
 
 
+# How it ends a session at `model.maxSessionTurns`: a result event naming this error, exit 53.
+TURN_LIMIT, TURN_LIMIT_EXIT = "FatalTurnLimitedError", 53
+
+
 class GeminiParser(StreamParser):
     """`-o stream-json` lines: init, message (user/assistant, deltas), tool_use, tool_result,
     error, result{status, stats}."""
@@ -99,8 +103,11 @@ class GeminiParser(StreamParser):
             status = event.get("status")
             run.finish_reason = str(status) if status is not None else None
             self.stats = event.get("stats") if isinstance(event.get("stats"), dict) else None
-            if status != "success":
-                error = event.get("error") or {}
+            error = event.get("error") or {}
+            if isinstance(error, dict) and error.get("type") == TURN_LIMIT:
+                # its maxSessionTurns reached: a limit, like Claude Code's max turns
+                run.finish_reason, run.limit_exit = "max_session_turns", TURN_LIMIT_EXIT
+            elif status != "success":
                 run.failure = f"status {status}: " + str(
                     error.get("message") if isinstance(error, dict) else error)[:500]
         elif kind == "init":

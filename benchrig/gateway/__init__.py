@@ -117,7 +117,10 @@ def gateway_session(spec: GatewaySpec, label: str = "") -> Iterator[Session]:
     the block runs, and its calls are this attempt's alone (under --jobs too)."""
     gateway, started_s = shared_gateway(spec)
     session = gateway.open_session(label)
-    session.model = gateway.backend.model_id("")
+    # a back end that names no model of its own (an upstream serving its default) is asked
+    # for the run's: an agent told "" cannot name its model to its client library (aider
+    # then took a final refusal for a passing outage and retried it for a minute)
+    session.model = gateway.backend.model_id(spec.model)
     session.settings = {**gateway.backend.settings(), "gateway": gateway.url}
     session.load_time_s = started_s
     try:

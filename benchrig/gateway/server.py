@@ -157,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
         session, api = found
         backend = self.gateway.backend
         if api in ("/v1/models", "/models"):
-            model = backend.model_id("")
+            model = session.model or backend.model_id("")  # what its agent was told
             self._send(200, orjson.dumps({"object": "list", "data": [
                 {"id": model, "object": "model", "owned_by": "benchrig"}]}))
         elif api == "/v1/benchrig/server":

@@ -242,5 +242,10 @@ def test_a_model_endpoint_that_refuses_is_an_error_not_a_result(
     r = done.result
     assert r["result"] == "error" and r["error"]["kind"] == "infra", r.get("error")
     assert name in r["error"]["message"] or agent.binary.name in r["error"]["message"]
-    assert model.model_requests()  # it did try
+    asked = model.model_requests()
+    assert asked  # it did try
+    # each request names a model: an agent told none (aider's `openai/`) cannot tell this
+    # final refusal from an outage, and aider retried it for a minute
+    assert all(s.body.get("model") or re.search(r"/models/[^/:]+:", s.path) for s in asked), [
+        (s.path, s.body.get("model")) for s in asked]
     assert ours() <= before

@@ -77,8 +77,8 @@ def test_metered_by_the_gateway_the_parsers_leave_the_figures_to_it(tmp_path: Pa
 @pytest.mark.parametrize(("parser", "lines", "why"), [
     (GeminiParser, [{"type": "init", "session_id": "s", "model": "m"},
                     {"type": "result", "status": "error",
-                     "error": {"type": "FatalTurnLimitedError", "message": "turn limit"}}],
-     "status error: turn limit"),
+                     "error": {"type": "Error", "message": "[API Error: 400 refused]"}}],
+     "status error: [API Error: 400 refused]"),
     (OpencodeParser, [{"type": "step_start", "part": {}},
                       {"type": "error", "error": {"name": "APIError",
                                                  "message": "400 the model refused"}}],

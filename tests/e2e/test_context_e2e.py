@@ -1,5 +1,5 @@
 """The context suite end to end on the embedded model (SmolLM2-135M, trained on 8192 tokens):
-every window of the bundled scenario, plus one past the trained window, through the CLI."""
+the bundled scenario's windows up to the trained one, plus one past it, through the CLI."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from tests.helpers.results import valid_results
 
 pytestmark = pytest.mark.model
 
-WINDOWS = [512, 1024, 2048, 4096, 8192]
+# The bundled ladder but its 4096 step (3,072 prompt tokens, a third of this run's time: 77 of
+# 245 s at load 10), which runs through the server in test_context_openai.py: the smallest
+# steps for the TTFT's growth, the trained window itself, and the one past it.
+WINDOWS = [512, 1024, 2048, 8192]
 PAST = 16384  # twice SmolLM2's trained context
-LONG_S = 3600  # 11,904 prompt tokens on one shared core: minutes when other work runs
+LONG_S = 3600  # 8,832 prompt tokens on one shared core: minutes when other work runs
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +48,7 @@ def test_every_window_runs_and_the_one_past_training_is_an_engine_failure(
     past = steps[-1]
     assert past["passed"] is False and past["error"]["kind"] == "infra"
     assert "n_ctx_train (8192)" in past["error"]["message"]
-    assert result["checks"]["total"] == 6 and result["result"] in ("pass", "fail")
+    assert result["checks"]["total"] == len(WINDOWS) + 1 and result["result"] in ("pass", "fail")
 
 
 def test_prompts_are_filled_to_the_token_target(ran: tuple[Ran, dict[str, Any], Path]) -> None:

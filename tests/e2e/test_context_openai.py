@@ -1,7 +1,7 @@
 """The context suite end to end through the `openai` driver against `benchrig serve` (window
 fixed by the server at 8192): the server's tokenizer fills each prompt, the server reports its
-memory, and nothing is reloaded. A short ladder of the bundled scenario: every window of it
-runs on the embedded model in test_context_e2e.py, once."""
+memory, and nothing is reloaded. A short ladder of the bundled scenario: its 4096 step runs
+here only, every other window of it on the embedded model in test_context_e2e.py."""
 
 from __future__ import annotations
 
