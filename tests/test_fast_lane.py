@@ -72,3 +72,43 @@ def _stop_polls(tree: ast.Module) -> list[tuple[int, float | None]]:
                 (number(v) for k, v in pairs.items()
                  if isinstance(k, ast.Constant) and k.value == "poll_interval"), None)))
     return found + [(0, None)] * len(uses)  # used some other way: not read here
+
+
+# What a test module must not load when it is imported: collection runs in every xdist
+# worker, so each pays for it, though one worker runs the tests that need it.
+HEAVY_AT_COLLECTION = ("llama_cpp",)
+
+
+def test_no_test_module_loads_llama_cpp_at_collection() -> None:
+    """llama_cpp (its shared library) cost each worker ~0.25 s at collection for the two
+    modules that skipped without it (pytest.importorskip at module level); they now skip on
+    `importlib.util.find_spec`, and whatever needs the module imports it in the test."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        text = path.read_text("utf-8")
+        if path == Path(__file__).resolve() or not any(n in text for n in HEAVY_AT_COLLECTION):
+            continue
+        for statement in ast.parse(text).body:
+            if any(_loads(node, name) for node in _outside_functions(statement)
+                   for name in HEAVY_AT_COLLECTION):
+                found.append(f"{path.relative_to(ROOT)}:{statement.lineno}")
+    assert not found, f"load {HEAVY_AT_COLLECTION} when imported: {found}"
+
+
+def _outside_functions(node: ast.AST) -> list[ast.AST]:
+    """`node` and what it holds, save the bodies of functions (run by a test, not at import)."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        return []
+    return [node, *(inner for child in ast.iter_child_nodes(node)
+                    for inner in _outside_functions(child))]
+
+
+def _loads(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == name for alias in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] == name
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("importorskip", "import_module") and bool(node.args)
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).split(".")[0] == name)
