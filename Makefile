@@ -156,11 +156,13 @@ test: install sandbox-tools browser lint agents-all
 	$(BIN)/pytest -n 2 --dist loadfile -m "not ray"
 	$(BIN)/pytest -m ray
 
-# About 2 min on 2 cores (the target is 1: not met); still every package (tests/README.md says what is left out).
-# Two xdist workers (pytest-xdist, in the dev extra): most of the lane's time is waits (a
-# subprocess, a sandbox, a loopback server), which the second worker overlaps.
+# Under a minute on 2 cores when the machine is quiet: 55 s with four workers, 64 s with two,
+# 89 s before issue 23's test step (load 1-2; tests/README.md has the figures). Still every
+# package (tests/README.md says what is left out). Four xdist workers (pytest-xdist, in the
+# dev extra) on two cores: much of the lane is still waits (a subprocess, a sandbox, a
+# timeout under test), which the extra workers overlap, for ~3 s of CPU each to collect.
 test-fast: dev
-	$(BIN)/pytest -q -n 2 -m "not model and not agent and not slow"
+	$(BIN)/pytest -q -n 4 -m "not model and not agent and not slow"
 
 bench: dev sandbox-tools
 	$(BIN)/python bench/spine.py

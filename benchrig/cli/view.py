@@ -46,7 +46,9 @@ def view(
     found = sum(1 for p in given for _ in (p.glob("*.json") if p.is_dir() else (p,)))
     site = Site(render_shell(found).encode())
     made = server(site, port)
-    serving = threading.Thread(target=made.serve_forever, daemon=True)
+    # a stop is seen within 50 ms (serve_forever's default waits up to 0.5 s for it)
+    serving = threading.Thread(target=made.serve_forever, kwargs={"poll_interval": 0.05},
+                               daemon=True)
 
     def interrupt(*_: object) -> None:
         raise KeyboardInterrupt

@@ -60,15 +60,23 @@ def oracle_blocks(text: str) -> tuple[list[tuple[str, str]], str | None]:
 
 # --- the answers ---------------------------------------------------------------------------
 
-def answers_in_the_tests() -> list[str]:
-    """Every string in the test modules that holds a fence, and each bundled solution
-    fenced in the ways models fence code."""
+# Where the answers are: each folder of test modules, and the bundled solutions. The strings
+# are read inside the test, once, not at collection, which every xdist worker repeats.
+SOURCES = [*sorted({path.parent.relative_to(TESTS).as_posix() for path in TESTS.rglob("*.py")}),
+           "solutions"]
+
+
+def answers_in(source: str) -> list[str]:
+    """Every string in the source's test modules that holds a fence; for "solutions", each
+    bundled solution fenced in the ways models fence code."""
     found = set()
-    for module in sorted(TESTS.rglob("*.py")):
-        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and ("```" in node.value or "~~~" in node.value)):
-                found.add(node.value)
+    if source != "solutions":
+        for module in sorted((TESTS / source).glob("*.py")):
+            for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                        and ("```" in node.value or "~~~" in node.value)):
+                    found.add(node.value)
+        return sorted(found)
     for solution in sorted(SOLUTIONS.glob("*.py")):
         code = solution.read_text(encoding="utf-8")
         found |= {f"```python\n{code}```\n", f"Here:\n\n```py\n{code}\n```\nDone.",
@@ -89,10 +97,14 @@ def same_extraction(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
             assert now == before
 
 
-@pytest.mark.parametrize("text", answers_in_the_tests())
+@pytest.mark.parametrize("source", SOURCES)
 def test_every_answer_in_the_tests_is_extracted_as_before(
-        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    same_extraction(text, monkeypatch)
+        source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for text in answers_in(source):
+        try:
+            same_extraction(text, monkeypatch)
+        except AssertionError as failed:
+            raise AssertionError(f"extracted otherwise than before: {text!r}") from failed
 
 
 PIECES = st.sampled_from([

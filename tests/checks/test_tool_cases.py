@@ -46,8 +46,11 @@ def test_the_oracle_passes(case: str, tmp_path: Path) -> None:
             assert evidence["arguments"] and evidence["structured"]
 
 
-@pytest.mark.parametrize(("case", "miss", "transcript", "words"), all_near_misses(),
-                         ids=[f"{c}-{n}" for c, n, _, _ in all_near_misses()])
+NEAR_MISSES = all_near_misses()
+
+
+@pytest.mark.parametrize(("case", "miss", "transcript", "words"), NEAR_MISSES,
+                         ids=[f"{c}-{n}" for c, n, _, _ in NEAR_MISSES])
 def test_each_near_miss_fails(case: str, miss: str, transcript: dict[str, Any], words: str,
                               tmp_path: Path) -> None:
     result = attempt(case, transcript, tmp_path)

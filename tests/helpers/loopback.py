@@ -10,13 +10,14 @@ import contextlib
 import json
 import socket
 import struct
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from tests.helpers.serving import running
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,8 @@ class Loopback:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._running = running(self._server)
+        self._running.__enter__()
         return self
 
     @property
@@ -135,8 +136,7 @@ class Loopback:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._running.__exit__(None, None, None)
 
 
 def sequence(*replies: Reply) -> Callable[[Any], Reply]:

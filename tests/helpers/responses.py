@@ -8,12 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.helpers.serving import running
 
 SOLUTION = (Path(__file__).resolve().parents[1] / "fixtures" / "solutions" /
             "lru-cache.py").read_text()
@@ -76,15 +77,9 @@ class Responses:
     @contextlib.contextmanager
     def serving(self) -> Iterator[Responses]:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        try:
+        with running(server):
             yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join()
 
     def tool_outputs(self) -> list[str]:
         """What Codex sent back of the tool calls' outputs."""

@@ -16,6 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.serving import running
+
 SOLUTIONS = Path(__file__).resolve().parents[1] / "fixtures" / "solutions"
 
 SOLUTION = (SOLUTIONS / "lru-cache.py").read_text()
@@ -132,14 +134,9 @@ class StandIn:
     def serving(self) -> Iterator[StandIn]:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         server.daemon_threads = True
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        try:
+        with running(server):
             yield self
-        finally:
-            server.shutdown()
-            server.server_close()
 
     def __enter__(self) -> StandIn:
         self._cm = self.serving()

@@ -4,6 +4,7 @@ must fail with, written from the case files by code of its own (not by the check
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,13 @@ REFUSAL = "I'm sorry, but I can't help with that request."
 
 
 def meta(case: str) -> dict[str, Any]:
+    """The case's frontmatter, a copy of its own for each caller (the cases are read and
+    checked once per process: the near misses alone read each one four times)."""
+    return copy.deepcopy(_frontmatter(case))
+
+
+@functools.cache
+def _frontmatter(case: str) -> dict[str, Any]:
     return dict(load_task(TASKS / f"{case}.md").frontmatter)
 
 

@@ -5,13 +5,17 @@ tests/e2e/test_tool_use_model.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
 
 from benchrig.local.function_calling import tool_completion
 
-pytest.importorskip("llama_cpp")
+# found, not imported: collection runs in every xdist worker, and importing llama_cpp
+# (its shared library) there cost each of them ~0.25 s for the one that runs these
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                                reason="llama-cpp-python is not installed")
 
 TOOLS = [{"type": "function", "function": {
     "name": "get_weather", "description": "Weather.",

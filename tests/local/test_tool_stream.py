@@ -5,6 +5,7 @@ time); the real model runs in tests/gateway/test_serve_gateway.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,10 @@ import pytest
 
 from benchrig.local.tool_stream import Piece, ToolStream, held_back
 
-pytest.importorskip("llama_cpp")
+# found, not imported: collection runs in every xdist worker, and importing llama_cpp
+# (its shared library) there cost each of them ~0.25 s for the one that runs these
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                                reason="llama-cpp-python is not installed")
 
 TOOLS = [{"type": "function", "function": {
     "name": "write_file", "description": "Write a file.",
