@@ -216,8 +216,12 @@ class SandboxPool:
                     return
                 self._launching[module_file] = self._launching.get(module_file, 0) + 1
             spare: CandidateProcess | None = None
-            with contextlib.suppress(SandboxError):  # the next attempt will start one
-                spare = start(self.confinement, self.limits, module_file)  # and report it
+            try:
+                # any failure (an OSError from a pipe or a folder too): the next attempt
+                # starts its own and reports why; a take waiting for this launch goes on
+                spare = start(self.confinement, self.limits, module_file)
+            except Exception:
+                spare = None
             with self._lock:
                 self._launching[module_file] -= 1
                 self._launched.notify_all()

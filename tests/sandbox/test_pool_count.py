@@ -68,6 +68,7 @@ def test_a_replenish_between_a_take_and_its_count_launches_nothing_more(
         (spare,) = cast(list[Spare], pool.spares())
         spare.proc.on_poll = lambda: pool.replenish(MODULE_FILE)
         assert pool.take(MODULE_FILE) is cast(Any, spare)
+        assert spare.proc.on_poll is None  # the replenish ran where the race was
         assert pool.spares() == []
     assert len(launched) == 1
 
@@ -110,3 +111,30 @@ def test_a_take_while_its_spare_is_launching_waits_for_it(
         asker.join(30)
         assert pool.spares() == []
     assert taken == [launched[0]] and len(launched) == 1
+
+
+def test_a_launch_failing_with_any_error_never_leaves_a_take_waiting(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A take waits for a spare being launched; a launch that failed with anything but a
+    SandboxError (an OSError from os.pipe at EMFILE, a full disk under mkdtemp) left the count
+    of launches under way at 1 for good, and every later take waited forever: an attempt with
+    no result. The take must go on and start its own sandbox."""
+    made: list[Spare] = []
+    failures = iter([OSError(24, "Too many open files")])
+
+    def launch(*args: Any) -> Any:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        made.append(Spare())
+        return made[-1]
+
+    monkeypatch.setattr(poolmod, "_launch", launch)
+    taken: list[Any] = []
+    with SandboxPool(OWN_UID, depth=1, expected=2) as pool:  # its first spare's launch fails
+        taker = threading.Thread(target=lambda: taken.append(pool.take(MODULE_FILE)),
+                                 daemon=True)
+        taker.start()
+        taker.join(30)  # a generous bound: the bug is waiting forever
+        assert not taker.is_alive(), "the take is still waiting for a launch that failed"
+    assert taken and taken[0] is made[0]
