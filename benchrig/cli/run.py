@@ -202,8 +202,12 @@ def run(
         for name in models:
             engines[agent].preflight(name, given[agent])
     _say_repeats(repeated, runs)
-    # the first sandbox is launched now, to boot while the runner and the report load
-    sandboxes = sandbox.SandboxPool(confinement, expected=int(any(
+    # The first sandbox is launched now, to boot while the runner and the report load, only
+    # when the selection is what runs: --resume and --retry-errors first read the folder (it
+    # may leave nothing to run), and Ray's workers judge in pools of their own. Otherwise
+    # the pool is told its count once the attempts are known (`expect`), and launches then.
+    known = not resume and not retry_errors and executor == "local"
+    sandboxes = sandbox.SandboxPool(confinement, expected=int(known and any(
         t.check_type == "tests" for t in chosen)))
     sandboxes.warm()
     from benchrig.checks import load_checks

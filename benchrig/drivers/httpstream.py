@@ -244,6 +244,21 @@ def ran_out(deadline: Deadline, url: str) -> DriverError:
 
 
 @contextlib.contextmanager
+def opened(http: httpx.Client, method: str, url: str, deadline: Deadline, **kwargs: Any
+           ) -> Iterator[httpx.Response]:
+    """`http.stream(method, url, **kwargs)`, its socket shut when `deadline` passes and by
+    one closer at a time when the attempt is stopped: until the headers come, the client's
+    busy connections (`shut_busy`: httpx shows no socket before the response); from then
+    on, the response's own (`watchdog`)."""
+    with contextlib.ExitStack() as held:
+        with closing_on_stop(lambda: shut_busy(http)):
+            response = held.enter_context(http.stream(method, url, **kwargs))
+        # a stop in between finds the watchdog's closer and runs it at once
+        held.enter_context(watchdog(response, deadline))
+        yield response
+
+
+@contextlib.contextmanager
 def watchdog(response: httpx.Response, deadline: Deadline) -> Iterator[None]:
     """Shut the response's socket down when the deadline passes, or at once when the attempt
     is stopped (Ctrl-C). A read timeout restarts with every byte, so a server that drips
@@ -390,10 +405,8 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
     until = time.perf_counter() + timeout_s
     while True:
         try:
-            with closing_on_stop(lambda: shut_busy(http)), \
-                    http.stream(method, url, json=body, headers=headers,
-                             timeout=max(limit.left(), 0.001)) as response, \
-                    watchdog(response, limit):
+            with opened(http, method, url, limit, json=body, headers=headers,
+                        timeout=max(limit.left(), 0.001)) as response:
                 failed = response.status_code >= 400
                 content = read_capped(response, ERROR_BODY_CAP if failed else JSON_CAP, url,
                                       cut=failed)
@@ -477,10 +490,8 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
             raise ran_out(deadline, url)
         read.began, read.dispatched = time.perf_counter(), None
         try:
-            with closing_on_stop(lambda: shut_busy(http)), \
-                    http.stream("POST", url, json=body, headers=headers, timeout=deadline.left(),
-                             extensions={"trace": read.trace}) as response, \
-                    watchdog(response, deadline):
+            with opened(http, "POST", url, deadline, json=body, headers=headers,
+                        timeout=deadline.left(), extensions={"trace": read.trace}) as response:
                 read.server = response.headers.get("server")
                 if response.status_code >= 400:
                     message = server_message(read_capped(response, ERROR_BODY_CAP, url,

@@ -16,13 +16,17 @@ from benchrig.textsafe import NAME_CAP, stored
 
 UNSTREAMED_BASIS = "whole reply: the back end answered this call unstreamed"
 STREAMED_BASIS = "first token the back end streamed"
+# The source of a refused call's tokens: the gateway refused it before any model saw it, so
+# its 0 and 0 are known exactly, from that refusal (never a count, never unknown).
+REFUSED = "refused"
 
 
 @dataclass(frozen=True)
 class CallRecord:
     """One model call as the gateway saw it; times from the request's dispatch to the back
     end, token counts with their source (`server`: the back end's counters; `estimated`:
-    streamed pieces), cost from the price table (None when the price is unknown)."""
+    streamed pieces; `refused`: none, the gateway refused the call), cost from the price
+    table (None when the price is unknown)."""
 
     session: str
     index: int
@@ -131,8 +135,8 @@ class Meter:
             answer_ttft_ms=answer, thinking_chars=self.thinking_chars,
             ttft_basis=None if ttft is None else STREAMED_BASIS if streamed else
             UNSTREAMED_BASIS, decode_ms=decode, input_tokens=inputs, output_tokens=output,
-            # exact zeros no one counted have no source (`reached_model`)
-            tokens_source=None if unseen else source if output is not None else (
+            # exact zeros say they come from the refusal, not a count (`reached_model`)
+            tokens_source=REFUSED if unseen else source if output is not None else (
                 "server" if inputs is not None else None),
             prefill_tokens_per_s=prefill, decode_tokens_per_s=rate,
             tool_calls=tuple(stored(self.tools[i], NAME_CAP) for i in sorted(self.tools)),
@@ -144,9 +148,8 @@ class Meter:
 
 def reached_model(call: CallRecord) -> bool:
     """Whether the call reached a model: one refused before any did (`Meter.finish`) has
-    exact zero tokens and no source, and adds nothing to a session's sums or their source."""
-    return not (call.status.startswith("refused") and call.input_tokens == 0
-                and call.output_tokens == 0 and call.tokens_source is None)
+    exact zero tokens from `REFUSED`, and adds nothing to a session's sums or their source."""
+    return call.tokens_source != REFUSED
 
 
 def _carries(event: Event) -> bool:

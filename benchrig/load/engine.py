@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from benchrig.core.deadline import Stop, current_stop
 from benchrig.execute.local import interrupts_held
 from benchrig.load.wire import Endpoint, Record, stream_chat
 
@@ -67,7 +68,8 @@ class Workload:
 @dataclass
 class LevelRun:
     """What one level measured: its requests in start order, the warm-up's, how long the
-    measured part took, and (open loop) how late each send was."""
+    measured part took, and (open loop) how late each send was; `stopped`: the run's stop
+    came first, and the level, cut short, measured nothing to keep."""
 
     level: Level
     records: list[Record]
@@ -75,6 +77,7 @@ class LevelRun:
     duration_s: float
     lag_ms: list[float]
     max_in_flight: int
+    stopped: bool = False
 
 
 def arrivals(rate: float, kind: str, seed: int, count: int | None,
@@ -162,13 +165,36 @@ async def _level(work: Workload, level: Level) -> LevelRun:
 def run_level(work: Workload, level: Level, loop: asyncio.Runner | None = None) -> LevelRun:
     """Run one level on `loop` (a sweep's `event_loop()`), else on a fresh one. Ctrl-C
     propagates as KeyboardInterrupt: the finished levels are already recorded by the
-    caller."""
+    caller. The stop of the attempt running in this thread (`core.deadline.Stop`) ends the
+    level at once, its requests in flight cancelled: a run marked `stopped`."""
     if level.requests is None and level.duration_s is None:
         raise ValueError("a level needs a count or a duration bound")
     if loop is None:
         with event_loop() as fresh:
             return run_level(work, level, fresh)
-    return interruptible(loop, lambda: _level(work, level))
+    stop = current_stop()
+    if stop is None:
+        return interruptible(loop, lambda: _level(work, level))
+    return interruptible(loop, lambda: _stoppable(work, level, stop))
+
+
+async def _stoppable(work: Workload, level: Level, stop: Stop) -> LevelRun:
+    """`_level` cancelled when `stop` is set (at once if it is): a stopped run, not an
+    exception (a Ctrl-C's cancel, with no stop set, still goes on as one)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def cancel() -> None:  # `set` runs it in the stopping thread: handed to the loop's
+        loop.call_soon_threadsafe(task.cancel)
+
+    try:
+        with stop.closing(cancel):
+            return await _level(work, level)
+    except asyncio.CancelledError:
+        if not stop.is_set():
+            raise
+        return LevelRun(level, [], [], 0.0, [], 0, stopped=True)
 
 
 def interruptible(runner: asyncio.Runner, level: Callable[[], Coroutine[Any, Any, T]]) -> T:

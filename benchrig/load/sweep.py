@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchrig import __version__
+from benchrig.core.deadline import current_stop
 from benchrig.core.settings import Settings
 from benchrig.core.task import TaskSpec
 from benchrig.environment import environment
@@ -94,7 +95,9 @@ def run_sweep(task: TaskSpec, target: Target, settings: Settings, levels: list[L
               recorded: Callable[[Attempt], None] | None = None) -> list[Attempt]:
     """Run `levels` in order, each written as its own result when it ends (`recorded` is
     told). A saturation sweep stops at its knee; any sweep stops after a level in which no
-    request completed (the server is gone: more levels would only repeat it)."""
+    request completed (the server is gone: more levels would only repeat it), and at the
+    stop of the attempt running in this thread (`core.deadline.Stop`): before a level, or
+    within one, which is then cut short and not recorded."""
     work = Workload(Endpoint.of(target.base_url), target.model, prompts.texts,
                     settings.max_tokens, settings.timeout_s,
                     {"temperature": settings.temperature, **(extra or {})}, target.api_key)
@@ -103,11 +106,16 @@ def run_sweep(task: TaskSpec, target: Target, settings: Settings, levels: list[L
     runtime = server_runtime(target.base_url, target.driver, target.api_key)
     attempts: list[Attempt] = []
     throughputs: list[float] = []
+    stop = current_stop()
     with event_loop() as loop:  # one loop for every level: Ctrl-C lands on a whole one
         for index, level in enumerate(levels):
+            if stop is not None and stop.is_set():
+                break
             started = utc_now()
             run = run_level(work, level, loop)
             ended = utc_now()
+            if run.stopped:  # a level cut short measured nothing to keep
+                break
             figures = level_figures(run, slo)
             evidence = {"sweep_id": sweep_id, "index": index, "mode": level.mode,
                         "concurrency": level.concurrency, "rate": level.rate,

@@ -37,6 +37,12 @@ def _answer_files(task: TaskSpec, samples: list[TaskSpec], text: str, folder: Pa
     return files
 
 
+def _takes(samples: list[TaskSpec], answers: Answers) -> int:
+    """How many sandboxes the replays take: one per answer and row that runs hidden tests
+    (no spare is booted past the last)."""
+    return sum(s.check_type == "tests" for s in samples) * len(answers)
+
+
 def verify_dataset(task: Path, answers: Answers, results_dir: Path,
                    confinement: Confinement | None = None,
                    workers: int = WORKERS) -> Verification:
@@ -47,7 +53,7 @@ def verify_dataset(task: Path, answers: Answers, results_dir: Path,
     rows: list[Row] = []
     isolation: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="benchrig-verify-") as staging, \
-            SandboxPool(confinement, depth=workers) as pool, \
+            SandboxPool(confinement, depth=workers, expected=_takes(samples, answers)) as pool, \
             ThreadPoolExecutor(workers, thread_name_prefix="benchrig-verify") as attempts:
         for name, text, expected in answers:
             folder = Path(staging) / name

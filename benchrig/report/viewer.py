@@ -400,6 +400,10 @@ def payload_parts(results: list[Record], embed_details: bool,
             "rows": (row(r, not embed_details, None if groups is None else groups[i])
                      for i, r in enumerate(results)),
             "load": load_curves(results),
+            # the suites whose rows are a sweep's levels, not attempts (their facet, read as
+            # every view reads it): the counter counts each kind apart
+            "levels": sorted(_name(str(s)) for s in {r.suite for r in results}
+                             if facet(str(s)).levels),
             "caps": vars(STATIC) if embed_details else vars(SERVED),
             "details": details if embed_details else None,
             "sidecars": min(len(results), SIDECAR_ATTEMPTS) if embed_details

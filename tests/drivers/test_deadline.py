@@ -3,7 +3,11 @@ result names the phase that ran out (load, warm-up, stream, usage probe, prefill
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -234,3 +238,81 @@ def test_a_block_ends_only_after_the_closer_a_stop_is_running() -> None:
     stopper.join(10)
     leaver.join(10)
     assert order == ["closer returned", "block ended"]
+
+
+@contextlib.contextmanager
+def _mute_server(answer: bytes) -> Iterator[tuple[str, threading.Event]]:
+    """A server that reads one request, sends `answer` (nothing, or headers and a first
+    chunk) and then holds the connection open, silent; its URL and an event set once the
+    request is in."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    arrived, done = threading.Event(), threading.Event()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(answer)
+            arrived.set()
+            done.wait(60)
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat/completions", arrived
+    finally:
+        done.set()
+        server.join(10)
+        listener.close()
+
+
+HEADERS_AND_A_CHUNK = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                       b"transfer-encoding: chunked\r\n\r\n6\r\ndata: \r\n")
+
+
+@pytest.mark.parametrize("answer", [b"", HEADERS_AND_A_CHUNK], ids=["headers", "body"])
+def test_a_stopped_request_is_closed_by_one_closer_at_a_time(
+        answer: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stopped while it waits for the headers or for the next chunk, a request ends at once
+    (a timeout naming its deadline, as every stopped phase does), and only one closer holds
+    it at any time: the response's socket was shut twice, by the client's busy connections
+    and by the watchdog."""
+    from benchrig.core.deadline import Stop, closing_on_stop, stop_scope
+    from benchrig.core.errors import DriverError
+    from benchrig.drivers import httpstream
+
+    held: list[int] = []
+
+    @contextlib.contextmanager
+    def counted(close: Any) -> Iterator[None]:
+        held.append(1)
+        try:
+            with closing_on_stop(close):
+                yield
+        finally:
+            held.pop()
+
+    monkeypatch.setattr(httpstream, "closing_on_stop", counted)
+    stop = Stop()
+    reading = threading.Event()
+    ended: list[BaseException] = []
+    with _mute_server(answer) as (url, arrived):
+        def request() -> None:
+            with stop_scope(stop):
+                try:
+                    with httpstream.client(60, url) as http:
+                        for _ in httpstream.post_stream(http, url, {}, httpstream.StreamRead(),
+                                                        Deadline(60)):
+                            reading.set()
+                except BaseException as exc:
+                    ended.append(exc)
+
+        thread = threading.Thread(target=request, daemon=True)
+        thread.start()
+        assert arrived.wait(10) and (not answer or reading.wait(10))
+        assert held == [1]
+        stop.set("interrupted")
+        thread.join(30)  # a bound on a hang, not a timing
+    assert not thread.is_alive()
+    assert [type(e) for e in ended] == [DriverError]
+    assert isinstance(ended[0], DriverError) and ended[0].kind == "timeout"

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchrig.core.settings import Settings
 from benchrig.execute import AttemptSpec
 from benchrig.execute.folder import LOCK, held
@@ -14,6 +16,7 @@ from benchrig.execute.plan import attempt_specs
 from benchrig.execute.resume import remaining
 from benchrig.orchestrate.runner import recorded_settings
 from benchrig.spec import load_tasks, task_paths
+from tests.conftest import SOLUTIONS, answer_file, cli_call, fenced
 
 TASK = load_tasks(task_paths(["bat-and-ball"]))[0]
 
@@ -113,3 +116,42 @@ def test_an_agent_on_the_embedded_model_gets_its_window_and_resumes_on_it() -> N
     [raw] = specs("llamacpp", None, Overrides())
     assert hosted.settings.context_size == raw.settings.context_size == 4096
     assert remaining([local], [result_of(local, "fail")]) == []
+
+
+@pytest.mark.parametrize("again", ["--resume", "--retry-errors"])
+def test_a_run_with_nothing_left_to_run_boots_no_sandbox(
+        tmp_path: Path, results_dir: Path, monkeypatch: pytest.MonkeyPatch, again: str) -> None:
+    # A coding run whose every attempt already has its result (or none whose result is an
+    # error) booted a spare sandbox (a bubblewrap and an interpreter) before the folder was
+    # read, then stopped it unused.
+    from benchrig.sandbox import confinement, pool
+
+    if not confinement.detect().dedicated_uid:
+        pytest.skip("spares need a dedicated uid")
+    answer = answer_file(tmp_path, fenced((SOLUTIONS / "lru-cache.py").read_text()))
+    args = ("run", "lru-cache", "-m", "m", "-d", "replay", "-p", str(answer),
+            "--results-dir", str(results_dir))
+    assert cli_call(*args, results_dir=results_dir).code == 0
+    launched: list[Any] = []
+    real = pool._launch
+
+    def counted(*args: Any) -> Any:
+        launched.append(args)
+        return real(*args)
+
+    closing = pool.SandboxPool.close
+
+    def close(self: pool.SandboxPool) -> None:
+        # A launch scheduled is let start before the pool closes, as it does in a run whose
+        # folder takes longer to read than that (here a close could win the race and hide it).
+        self._wait_launches()
+        closing(self)
+
+    monkeypatch.setattr(pool, "_launch", counted)
+    monkeypatch.setattr(pool.SandboxPool, "close", close)
+    ran = cli_call(*args, again, results_dir=results_dir)
+    pool.in_background(lambda: None).wait()  # one launcher, in order: any launch is done
+    assert ran.code == 0, ran.stderr
+    assert ("1 of 1 attempts already have a result" if again == "--resume"
+            else "nothing to retry") in ran.stderr
+    assert launched == []

@@ -205,8 +205,23 @@ def test_a_refused_call_processed_nothing_so_the_totals_stay_known() -> None:
     assert totals["output_tokens"] == calls[0].output_tokens
     assert totals["cost_usd"] == 0.0
     # its zero is exact, not counted by BenchRig: the served calls' source stands
-    assert calls[0].tokens_source == "server" and calls[1].tokens_source is None
+    assert calls[0].tokens_source == "server"
     assert totals["tokens_source"] == "server"
+
+
+def test_a_refused_calls_zero_tokens_say_where_they_come_from() -> None:
+    # A count always says its source: the refused call's zeros were stored with a null
+    # source, as an unknown count is, and only the status hinted they were exact.
+    from benchrig.gateway.metering import reached_model
+
+    with scripted(DONE, DONE) as (_, session):
+        chat(session.base_url, tool_choice="required")  # refused by the back end: a 400
+        chat(session.base_url)
+        refused, served = session.calls()
+    assert (refused.input_tokens, refused.output_tokens) == (0, 0)
+    assert refused.tokens_source == "refused"
+    assert refused.to_json()["tokens_source"] == "refused"  # as calls_detail keeps it
+    assert not reached_model(refused) and reached_model(served)
 
 
 def test_a_call_whose_tokens_benchrig_counted_still_lowers_the_source() -> None:

@@ -245,3 +245,80 @@ def test_a_second_ctrl_c_stops_a_level_that_swallowed_the_first(
     finally:
         signal.signal(signal.SIGINT, previous)
     assert problems == []
+
+
+def _sweep_under(stop: Any, url: str, levels: list[Level], results: Any,
+                 recorded: Any = None) -> tuple[Any, list[Any]]:
+    """A three-level sweep in a thread of its own under `stop`, as an executor runs an
+    attempt; the thread and what the sweep returned."""
+    import threading
+
+    from benchrig.core.deadline import stop_scope
+    from benchrig.load.sweep import Target, run_sweep
+    from benchrig.load.sweep_plan import prompts
+    from benchrig.orchestrate.runner import Overrides, settings_for
+    from benchrig.spec import load_tasks, task_paths
+
+    task = load_tasks(task_paths(["load-chat-short"]))[0]
+    settings = settings_for(task, Overrides(max_tokens=4), model="m")
+    returned: list[Any] = []
+
+    def sweep() -> None:
+        with stop_scope(stop):
+            returned.extend(run_sweep(task, Target("m", "openai", "openai", url, url),
+                                      settings, levels, prompts(task, 0), {}, results,
+                                      recorded=recorded))
+
+    thread = threading.Thread(target=sweep, daemon=True)
+    thread.start()
+    return thread, returned
+
+
+def test_a_sweep_runs_no_level_after_its_runs_stop(tmp_path: Any) -> None:
+    # A run's stop reached the matrix runner, never a sweep: it ran every level to its end.
+    from benchrig.core.deadline import Stop
+
+    stop = Stop()
+    with paced(DELAY_S, tokens=4) as url:
+        levels = [Level(concurrency=1, requests=2), Level(concurrency=1, requests=40),
+                  Level(concurrency=1, requests=40)]
+        thread, returned = _sweep_under(stop, url, levels, tmp_path,
+                                        lambda _: stop.set("the run was stopped"))
+        thread.join(120)  # a bound on a hang, not a timing
+    assert not thread.is_alive()
+    assert [a.result["evidence"]["load"]["index"] for a in returned] == [0]
+    assert len(list(tmp_path.glob("*.json"))) == 1
+
+
+def test_a_sweep_stops_within_a_level_and_records_no_part_of_it(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from benchrig.core.deadline import Stop
+    from benchrig.load import engine
+
+    stop = Stop()
+    sent: list[int] = []
+    second_level = threading.Event()
+    real = engine.stream_chat
+
+    async def counted(*args: Any) -> Any:
+        sent.append(1)
+        if len(sent) > 2:  # the second level is under way
+            second_level.set()
+        return await real(*args)
+
+    monkeypatch.setattr(engine, "stream_chat", counted)
+    with paced(DELAY_S, tokens=4) as url:
+        # 30 s a level, at most: no request starts after it
+        levels = [Level(concurrency=1, requests=2), Level(concurrency=2, duration_s=30.0),
+                  Level(concurrency=2, duration_s=30.0)]
+        thread, returned = _sweep_under(stop, url, levels, tmp_path)
+        assert second_level.wait(120)
+        stop.set("the run was stopped")
+        thread.join(120)  # a bound on a hang, not a timing
+    assert not thread.is_alive()
+    assert [a.result["evidence"]["load"]["index"] for a in returned] == [0]
+    assert len(list(tmp_path.glob("*.json"))) == 1
+    # 30 s of two streams at DELAY_S a request is over a thousand requests
+    assert len(sent) < 200

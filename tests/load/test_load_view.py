@@ -39,7 +39,8 @@ def _open_level(browser: Any, concurrency: str) -> Any:
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     Select(browser.find_element(By.CSS_SELECTOR, "[data-filter=suite]")).select_by_value("load")
-    assert _count(browser).startswith("3 of 5")  # each level a result beside the attempts
+    # each level a row beside the attempts, counted as a level, never as an attempt
+    assert _count(browser) == "0 of 2 attempts, 3 of 3 levels"
     rows = browser.find_elements(By.CSS_SELECTOR, "table.samples tr[data-row]")
     assert len(rows) == 3
     rows[0].click()
@@ -79,7 +80,7 @@ def test_a_static_report_lists_each_level_and_opens_it_to_its_curve(
     assert ran.code == 0, ran.stderr
     driver.get(page.as_uri())
     assert driver.find_element("tag name", "html").get_attribute("data-viewer") == "ready"
-    assert _count(driver).startswith("5 of 5")
+    assert _count(driver) == "2 of 2 attempts, 3 of 3 levels"
     # the report's load section: the latency–throughput plane, its frontier, the SLOs
     plane = driver.find_element("css selector", "svg[data-chart=frontier]")
     assert len(plane.find_elements("css selector", "circle")) == 3

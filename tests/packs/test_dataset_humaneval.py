@@ -79,3 +79,37 @@ def test_benchrig_verify_replays_a_dataset_task_s_answers(tmp_path: Path) -> Non
     assert "yes: 2/2 pass" in ran.stdout and "yes: 2/2 fail" in ran.stdout
     assert list((tmp_path / ".verify").glob("*/table.md"))  # beside the task: hidden
     assert "dropped at import" not in ran.stdout  # a pack's figure, not a dataset's
+
+
+def test_verify_of_a_dataset_task_boots_one_sandbox_per_answer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Told no count, the pool kept `workers` spares after the last answer's take: each a
+    # bubblewrap and an interpreter booted only to be stopped at the end.
+    from typing import Any
+
+    from benchrig.sandbox import confinement, pool
+
+    if not confinement.detect().dedicated_uid:
+        pytest.skip("spares need a dedicated uid")
+    (tmp_path / "square.md").write_text(SQUARE, encoding="utf-8")
+    (tmp_path / "square.csv").write_text("x,y\n3,9\n-4,16\n", encoding="utf-8")
+    launched: list[Any] = []
+    real, closing = pool._launch, pool.SandboxPool.close
+
+    def counted(*args: Any) -> Any:
+        launched.append(args)
+        return real(*args)
+
+    def close(self: pool.SandboxPool) -> None:
+        self._wait_launches()  # a launch scheduled starts before the close (no race hides it)
+        closing(self)
+
+    monkeypatch.setattr(pool, "_launch", counted)
+    monkeypatch.setattr(pool.SandboxPool, "close", close)
+    report = verify_dataset(tmp_path / "square.md",
+                            (("reference", "```python\ndef square(x):\n    return x * x\n```",
+                              "pass"),
+                             ("broken", "```python\ndef square(x):\n    return x\n```", "fail")),
+                            tmp_path / "results")
+    assert report.ok
+    assert len(launched) == 4  # two rows, two answers

@@ -29,6 +29,10 @@
     var FILTERS = ["model", "agent", "label", "suite", "task", "sample", "result", "error"];
     var state = { sort: "started", desc: false, failures: false, search: "", pin: null };
     var order = [];
+    var levels = {};  // a sweep's suites: their rows are levels, counted apart
+    (data.levels || []).forEach(function (suite) { levels[suite] = true; });
+    var all = [0, 0];  // attempts, levels
+    rows.forEach(function (r) { all[levels[r[C.suite]] ? 1 : 0] += 1; });
 
     function el(tag, text, cls) {
       var node = document.createElement(tag);
@@ -149,8 +153,17 @@
         });
         pinned.appendChild(clear);
       }
-      count.textContent = " " + order.length + " of " + rows.length + " attempts" +
+      count.textContent = " " + counted() +
         (order.length > SHOWN ? " (first " + SHOWN + " shown; filter to see others)" : "");
+    }
+
+    // Shown of all, attempts and a sweep's levels apart: a level is never an attempt.
+    function counted() {
+      var shown = [0, 0];
+      order.forEach(function (i) { shown[levels[rows[i][C.suite]] ? 1 : 0] += 1; });
+      var text = shown[0] + " of " + all[0] + (all[0] === 1 ? " attempt" : " attempts");
+      return all[1] ? text + ", " + shown[1] + " of " + all[1] +
+        (all[1] === 1 ? " level" : " levels") : text;
     }
 
     function section(title, text, cls) {
