@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.llamas import alive_llamas, end_process_owners
 from tests.helpers.schema_agreement import disagreement, result_files
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +41,17 @@ def _result_files_validate_alike(request: pytest.FixtureRequest) -> Iterator[Non
     found = [f"{path}: {why}" for path, document in result_files(folder)
              if (why := disagreement("result", document))]
     assert not found, "the schema validators disagree:\n" + "\n".join(found)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_llama_outlives_the_session() -> Iterator[None]:
+    """No llama_cpp.Llama is left alive when the tests end: one kept past the process's
+    atexit is finalized after the modules are torn down, and llama-cpp-python's __del__ then
+    prints "Exception ignored ... 'NoneType' object is not callable" at the worker's exit."""
+    yield
+    end_process_owners()  # what atexit would close, before the modules are torn down
+    alive = alive_llamas()
+    assert not alive, "left alive at the end of the tests: " + "; ".join(alive)
 
 
 @pytest.fixture(autouse=True)

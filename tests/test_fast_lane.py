@@ -7,6 +7,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 # the helper that runs them, and this file, which names the call it looks for
@@ -88,27 +90,92 @@ def test_no_test_module_loads_llama_cpp_at_collection() -> None:
         text = path.read_text("utf-8")
         if path == Path(__file__).resolve() or not any(n in text for n in HEAVY_AT_COLLECTION):
             continue
-        for statement in ast.parse(text).body:
-            if any(_loads(node, name) for node in _outside_functions(statement)
-                   for name in HEAVY_AT_COLLECTION):
-                found.append(f"{path.relative_to(ROOT)}:{statement.lineno}")
+        found += [f"{path.relative_to(ROOT)}:{line}" for line in loaded_at_import(text)]
     assert not found, f"load {HEAVY_AT_COLLECTION} when imported: {found}"
 
 
+@pytest.mark.parametrize("source", [
+    "import llama_cpp",
+    "import llama_cpp.llama as llama",
+    "from llama_cpp import Llama",
+    "import pytest\npytest.importorskip('llama_cpp')",
+    "import pytest as pt\npt.importorskip(modname='llama_cpp')",
+    "from pytest import importorskip\nimportorskip('llama_cpp')",
+    "from pytest import importorskip as needs\nLLAMA = needs('llama_cpp')",
+    "__import__('llama_cpp')",
+    "import builtins\nbuiltins.__import__('llama_cpp.llama')",
+    "import importlib\nimportlib.import_module('llama_cpp')",
+    "from importlib import import_module\nimport_module(name='llama_cpp')",
+    "if True:\n    import llama_cpp",
+    "class Holder:\n    llama = __import__('llama_cpp')",
+    "import pytest\n@pytest.mark.skipif(not __import__('llama_cpp'), reason='')\n"
+    "def test_x() -> None: ...",
+    "def test_x(llama: object = __import__('llama_cpp')) -> None: ...",
+])
+def test_the_guard_sees_every_way_to_load_a_module(source: str) -> None:
+    assert loaded_at_import(source)
+
+
+@pytest.mark.parametrize("source", [
+    "def test_x() -> None:\n    import llama_cpp",
+    "def test_x() -> None:\n    __import__('llama_cpp')",
+    "from pytest import importorskip\ndef test_x() -> None:\n    importorskip('llama_cpp')",
+    "import importlib.util\nFOUND = importlib.util.find_spec('llama_cpp')",
+    "LOADER = lambda: __import__('llama_cpp')",
+    "import pytest\npytest.importorskip('llama_cpp_python_docs')",
+])
+def test_the_guard_lets_a_test_load_it_when_it_runs(source: str) -> None:
+    assert not loaded_at_import(source)
+
+
+def loaded_at_import(source: str) -> list[int]:
+    """The lines of `source` that load a module of HEAVY_AT_COLLECTION when it is imported."""
+    tree = ast.parse(source)
+    loaders = _loader_names(tree)
+    return [statement.lineno for statement in tree.body
+            if any(_loads(node, name, loaders) for node in _outside_functions(statement)
+                   for name in HEAVY_AT_COLLECTION)]
+
+
+# The calls that import the module they name, and the keyword that may name it instead.
+LOADERS = {"importorskip": "modname", "import_module": "name", "__import__": "name"}
+
+
+def _loader_names(tree: ast.Module) -> dict[str, str]:
+    """Each bare name that calls a loader: `__import__` (a builtin), and whatever a
+    `from … import importorskip [as …]` or `from importlib import import_module` binds."""
+    names = {"__import__": "__import__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update((alias.asname or alias.name, alias.name) for alias in node.names
+                         if alias.name in LOADERS)
+    return names
+
+
 def _outside_functions(node: ast.AST) -> list[ast.AST]:
-    """`node` and what it holds, save the bodies of functions (run by a test, not at import)."""
+    """`node` and what it holds that runs when the module is imported: of a function, its
+    decorators and default values, never its body (run by a test)."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-        return []
+        run = [*getattr(node, "decorator_list", []), *node.args.defaults,
+               *(default for default in node.args.kw_defaults if default is not None)]
+        return [inner for part in run for inner in _outside_functions(part)]
     return [node, *(inner for child in ast.iter_child_nodes(node)
                     for inner in _outside_functions(child))]
 
 
-def _loads(node: ast.AST, name: str) -> bool:
+def _loads(node: ast.AST, name: str, loaders: dict[str, str]) -> bool:
     if isinstance(node, ast.Import):
         return any(alias.name.split(".")[0] == name for alias in node.names)
     if isinstance(node, ast.ImportFrom):
         return (node.module or "").split(".")[0] == name
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("importorskip", "import_module") and bool(node.args)
-            and isinstance(node.args[0], ast.Constant)
-            and str(node.args[0].value).split(".")[0] == name)
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func  # pytest.importorskip(…), importlib.import_module(…), or a bare name
+    loader = (func.attr if isinstance(func, ast.Attribute)
+              else loaders.get(func.id) if isinstance(func, ast.Name) else None)
+    if loader not in LOADERS:
+        return False
+    named = node.args[0] if node.args else next(
+        (k.value for k in node.keywords if k.arg == LOADERS[loader]), None)
+    return (isinstance(named, ast.Constant) and isinstance(named.value, str)
+            and named.value.split(".")[0] == name)

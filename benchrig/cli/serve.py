@@ -13,9 +13,10 @@ from benchrig.ui import error, info
 
 @app.command(short_help="Serve a model through BenchRig's metering gateway.")
 def serve(
-    model: Annotated[str, Option("--model", "-m",
-        help="smollm2, the path to a .gguf file, or script:<file> (a scripted stand-in); "
-             "with --upstream or --ollama, the model to ask for there.")] = "smollm2",
+    model: Annotated[str | None, Option("--model", "-m",
+        help="smollm2, the path to a .gguf file, or script:<file> (a scripted stand-in) "
+             "[default: smollm2]; with --upstream or --ollama, the model to ask for there "
+             "[default: each client's own].")] = None,
     port: Annotated[int | None, Option(help="Port on 127.0.0.1 (default: a free one).")
                     ] = None,
     context_size: Annotated[int, Option(min=256, help="Context window.")] = 8192,
@@ -49,8 +50,8 @@ def serve(
     elif ollama:
         spec = GatewaySpec(backend="ollama", base_url=ollama, model=model)
     else:
-        spec = GatewaySpec.for_local_model(model, context_size, threads)
-    info(f"starting the gateway ({spec.backend}: {upstream or ollama or model}) …")
+        spec = GatewaySpec.for_local_model(model or "smollm2", context_size, threads)
+    info(f"starting the gateway ({spec.backend}: {upstream or ollama or spec.model}) …")
     try:
         gateway = Gateway(spec.build(), port=port or 0, open_default=True)
     except (OSError, ValueError, UsageError, DriverError) as exc:
@@ -58,7 +59,8 @@ def serve(
         raise Exit(2) from None
     with gateway:
         echo(f"{gateway.url}/v1")
-        info(f"serving {gateway.backend.model_id(model)!r} at {gateway.url}/v1 "
+        served = gateway.backend.model_id(spec.model or "") or "each client's model"
+        info(f"serving {served!r} at {gateway.url}/v1 "
              f"(sessions: {gateway.url}/s/<token>/v1); Ctrl-C stops it")
         try:
             threading.Event().wait()

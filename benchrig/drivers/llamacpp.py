@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import importlib.util
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,9 @@ SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 STOP_WINDOW = 64
 
 _LOADED: dict[tuple[str, int, int], Any] = {}
+# held while an attempt uses the loaded model, so it is never freed under a decode
+_IN_USE = threading.RLock()
+UNLOAD_WAIT_S = 5.0  # an abandoned attempt's decode ends at its abort callback's next call
 
 
 def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
@@ -44,6 +49,25 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
     _LOADED.clear()  # keep one model in memory at a time
     _LOADED[key] = llm
     return llm, time.perf_counter() - began
+
+
+def unload(wait_s: float = UNLOAD_WAIT_S) -> None:
+    """Close the process's loaded model and forget it; run at exit. A model left to the
+    interpreter's teardown is finalized after llama_cpp's modules are cleared, and its
+    __del__ prints "Exception ignored ... 'NoneType' object is not callable". One an attempt
+    still decodes with past `wait_s` (abandoned at Ctrl-C) is left to the process's end
+    rather than freed under it."""
+    if not _IN_USE.acquire(timeout=wait_s):
+        return
+    try:
+        for llm in _LOADED.values():
+            llm.close()
+        _LOADED.clear()
+    finally:
+        _IN_USE.release()
+
+
+atexit.register(unload)  # atexit runs before the modules are torn down
 
 
 class AbortAtDeadline:
@@ -284,14 +308,19 @@ class LlamaCppDriver:
         """The model's own tokenizer over the whole prompt, chat template included (the
         model loaded at the request's window, as the step will use it)."""
         path = resolve_model(request.model)
-        llm, _ = self._loaded(request, path, request.settings.threads or default_threads())
+        with _IN_USE:
+            llm, _ = self._loaded(request, path, request.settings.threads or default_threads())
 
         def count(messages: list[dict[str, str]]) -> int:
-            return len(render_prompt(llm, messages)[0])
+            with _IN_USE:
+                return len(render_prompt(llm, messages)[0])
+
+        def words(text: list[str]) -> list[int] | None:
+            with _IN_USE:
+                return word_tokens(llm, text)
 
         return TokenCounter(count, "tokenizer", f"the model's tokenizer over the whole prompt "
-                            f"(chat format {llm.chat_format})", True,
-                            lambda words: word_tokens(llm, words))
+                            f"(chat format {llm.chat_format})", True, words)
 
     def preflight(self, model: str, provider: str | None) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
@@ -316,6 +345,10 @@ class LlamaCppDriver:
         return llm, load_s
 
     def run(self, request: DriverRequest) -> DriverOutput:
+        with _IN_USE:  # the model is not freed at exit while this attempt decodes
+            return self._run(request)
+
+    def _run(self, request: DriverRequest) -> DriverOutput:
         settings = request.settings
         path = resolve_model(request.model)
         threads = settings.threads or default_threads()
@@ -354,6 +387,11 @@ class LlamaCppDriver:
                   tools: list[dict[str, Any]]) -> ToolReply:
         """One reply of a tool conversation in process, through llama-cpp-python's
         function-calling chat handler (benchrig.local.function_calling), not streamed."""
+        with _IN_USE:  # the model is not freed at exit while this turn decodes
+            return self._tool_turn(request, messages, tools)
+
+    def _tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
+                   tools: list[dict[str, Any]]) -> ToolReply:
         from benchrig.local.function_calling import TOOL_FORMAT_NOTE, tool_completion
 
         settings = request.settings

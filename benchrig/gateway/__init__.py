@@ -42,10 +42,12 @@ class GatewaySpec:
     """Which back end a gateway fronts: `embedded` (a GGUF in this process; `model` is
     `smollm2` or a path), `upstream` (an OpenAI-compatible server at `base_url`, its key in
     the variable `api_key_env`), `ollama` (Ollama's native API at `base_url`), or `scripted`
-    (a stand-in replaying the file `script`)."""
+    (a stand-in replaying the file `script`). An upstream or Ollama is asked for `model`
+    whatever its name (Ollama has a smollm2); with none, each client's own is passed on.
+    The embedded back end's model, if none is named, is its own default (smollm2)."""
 
     backend: Literal["embedded", "upstream", "ollama", "scripted"] = "embedded"
-    model: str = "smollm2"
+    model: str | None = None
     context_size: int = 8192
     threads: int | None = None
     base_url: str | None = None
@@ -65,20 +67,20 @@ class GatewaySpec:
         if self.backend == "scripted":
             from benchrig.gateway.scripted import ScriptedBackend, load_script
 
-            return ScriptedBackend(load_script(self.script or ""), self.model)
+            return ScriptedBackend(load_script(self.script or ""), self.model or "scripted")
         if self.backend == "upstream":
             from benchrig.gateway.upstream import UpstreamBackend
 
-            model = None if self.model == "smollm2" else self.model
-            return UpstreamBackend(self.base_url or "", model=model,
+            return UpstreamBackend(self.base_url or "", model=self.model,
                                    api_key_env=self.api_key_env)
         if self.backend == "ollama":
             from benchrig.gateway.ollama_backend import OllamaBackend
 
-            return OllamaBackend(self.base_url or "",
-                                 model=None if self.model == "smollm2" else self.model)
+            return OllamaBackend(self.base_url or "", model=self.model)
         from benchrig.gateway.embedded import EmbeddedBackend
 
+        if self.model is None:
+            return EmbeddedBackend(context_size=self.context_size, threads=self.threads)
         return EmbeddedBackend(self.model, context_size=self.context_size,
                                threads=self.threads)
 
@@ -120,7 +122,7 @@ def gateway_session(spec: GatewaySpec, label: str = "") -> Iterator[Session]:
     # a back end that names no model of its own (an upstream serving its default) is asked
     # for the run's: an agent told "" cannot name its model to its client library (aider
     # then took a final refusal for a passing outage and retried it for a minute)
-    session.model = gateway.backend.model_id(spec.model)
+    session.model = gateway.backend.model_id(spec.model or "")
     session.settings = {**gateway.backend.settings(), "gateway": gateway.url}
     session.load_time_s = started_s
     try:

@@ -227,10 +227,12 @@ def interruptible(runner: asyncio.Runner, level: Callable[[], Coroutine[Any, Any
         if interrupted:  # it came before the task was there to cancel
             tasks[0].cancel()
         done = loop.run_until_complete(tasks[0])
-    except asyncio.CancelledError:
-        if interrupted:
-            raise KeyboardInterrupt from None
-        raise
+    except BaseException as exc:
+        if not interrupted or isinstance(exc, KeyboardInterrupt):
+            raise
+        # however the level took its cancel (a cleanup that raised included), the user
+        # stopped it: an interrupt, the level's own error kept as its cause
+        raise KeyboardInterrupt from (None if isinstance(exc, asyncio.CancelledError) else exc)
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if interrupted:

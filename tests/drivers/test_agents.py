@@ -3,6 +3,7 @@ flags they are given and replay streams written from the shapes in protocols.md 
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import threading
@@ -55,8 +56,56 @@ def starve_the_reader(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(agent_process._Streams, "_read", starved)
 
 
+class _OneLinePerRead:
+    """`os` as agent_process sees it, but a read returns at most one line."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    @staticmethod
+    def read(fd: int, size: int) -> bytes:
+        got = b""
+        while len(got) < size and not got.endswith(b"\n"):
+            try:
+                byte = os.read(fd, 1)
+            except OSError:  # nothing more yet (or the pty closed): what came is the read
+                if not got:
+                    raise
+                break
+            if not byte:
+                break
+            got += byte
+        return got
+
+
+def one_line_per_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every read of the agent's output hands the reader one line at most, whatever the
+    machine's timing (no clock): each line comes in a read of its own, so each must carry
+    that read's stamp. Elsewhere lines the agent prints apart may be read together, and a
+    reader that stamped every line with its first read's time passed."""
+    from benchrig.drivers import agent_process
+
+    monkeypatch.setattr(agent_process, "os", _OneLinePerRead())
+
+
+def stamped_read_by_read(done: Done) -> None:
+    """Each line was read alone: its stamp is its own read's, later than the line before."""
+    stamps = [line["t_s"] for line in done.sidecar if "t_s" in line]
+    assert len(stamps) > 3
+    assert all(a < b for a, b in itertools.pairwise(stamps)), stamps
+    assert done.metrics["answer_ttft_ms"] > done.metrics["ttft_ms"]  # read apart
+
+
 def test_claude_stream_json_success(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     claude_success(attempt(monkeypatch, tmp_path, "claude", "claude-success", "sonnet"))
+
+
+def test_claude_stream_json_success_read_one_line_at_a_time(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    one_line_per_read(monkeypatch)
+    done = attempt(monkeypatch, tmp_path, "claude", "claude-success", "sonnet")
+    stamped_read_by_read(done)
+    claude_success(done)
 
 
 def test_claude_stream_json_success_read_by_a_starved_reader(
@@ -250,6 +299,14 @@ def test_a_hung_agent_is_killed_with_its_children(monkeypatch: pytest.MonkeyPatc
 
 def test_codex_success(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     codex_success(attempt(monkeypatch, tmp_path, "codex", "codex-success", "gpt-5"))
+
+
+def test_codex_success_read_one_line_at_a_time(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    one_line_per_read(monkeypatch)
+    done = attempt(monkeypatch, tmp_path, "codex", "codex-success", "gpt-5")
+    stamped_read_by_read(done)
+    codex_success(done)
 
 
 def test_codex_success_read_by_a_starved_reader(monkeypatch: pytest.MonkeyPatch,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,22 @@ def test_unknown_model_is_a_usage_error_naming_the_known_ones(results_dir: Path)
     assert list(results_dir.iterdir()) == []
     with pytest.raises(UsageError):
         resolve_model("missing.gguf")
+
+
+def test_the_loaded_model_is_closed_before_the_interpreter_tears_down() -> None:
+    """The model kept for the process's next attempt is closed at exit by its owner: left to
+    the modules' teardown, llama-cpp-python's __del__ found its own functions gone and printed
+    "Exception ignored in: <function Llama.__del__ ...> ... 'NoneType' object is not callable"
+    (at a pytest worker's exit, after the tests that ran the driver in process)."""
+    script = ("import atexit\n"
+              "from tests.helpers.llamas import alive_llamas\n"
+              # registered first, so it runs last: after every owner's own atexit
+              "atexit.register(lambda: print('alive at exit:', alive_llamas()))\n"
+              "from benchrig.drivers.llamacpp import _load\n"
+              "from benchrig.local.model import resolve_model\n"
+              "_load(resolve_model('smollm2'), 512, 1)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "alive at exit: []" in done.stdout, done.stdout
+    assert "Exception ignored" not in done.stderr, done.stderr

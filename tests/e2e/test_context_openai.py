@@ -39,7 +39,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Ran, dict[str, Any], 
     return done, result, folder
 
 
-def test_every_window_runs_through_the_server(ran: tuple[Ran, dict[str, Any], Path]) -> None:
+def test_a_short_ladder_with_4096_runs_through_the_server(
+        ran: tuple[Ran, dict[str, Any], Path]) -> None:
     done, result, _ = ran
     assert done.code in (0, 1), done.stderr
     steps = result["evidence"]["context"]["steps"]

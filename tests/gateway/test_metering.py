@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchrig.gateway import Gateway
+from benchrig.gateway import Gateway, GatewaySpec
 from benchrig.gateway.prices import BUNDLED, PriceTable
 from benchrig.gateway.scripted import ScriptedBackend
 from benchrig.gateway.upstream import UpstreamBackend
@@ -102,6 +102,34 @@ def test_an_upstream_call_is_forwarded_streamed_with_its_counts_and_no_price_is_
     assert (call.input_tokens, call.output_tokens, call.tokens_source) == (812, 57, "server")
     assert call.cost_usd is None
     assert call.cost_source == "no price for upstream/m in the price table"
+
+
+@pytest.mark.parametrize("model", ["smollm2", "qwen3"])
+def test_an_upstream_is_asked_for_the_runs_model_whatever_its_name(model: str) -> None:
+    """"smollm2" chooses the embedded model only where the embedded back end runs: an
+    upstream named it was asked for its own default instead (the agent's request passed on)
+    and the call metered as "smollm2" whatever the upstream served. Ollama has a smollm2."""
+    with Loopback({("POST", "/v1/chat/completions"): upstream_reply()}) as upstream, \
+            Gateway(GatewaySpec(backend="upstream", model=model,
+                                base_url=f"{upstream.url}/v1").build()) as gateway:
+        session = gateway.open_session()
+        chat(session.base_url, model="what-the-agent-asked")
+        (sent,) = upstream.posted("/v1/chat/completions")
+        (call,) = session.calls()
+    assert sent["model"] == call.model == model
+    assert gateway.backend.settings()["model"] == model
+
+
+def test_a_gateway_given_no_model_passes_each_clients_on() -> None:
+    """`benchrig serve --upstream URL` without -m: the clients name their models."""
+    with Loopback({("POST", "/v1/chat/completions"): upstream_reply()}) as upstream, \
+            Gateway(GatewaySpec(backend="upstream",
+                                base_url=f"{upstream.url}/v1").build()) as gateway:
+        session = gateway.open_session()
+        chat(session.base_url, model="what-the-client-asked")
+        (sent,) = upstream.posted("/v1/chat/completions")
+        (call,) = session.calls()
+    assert sent["model"] == call.model == "what-the-client-asked"
 
 
 def test_a_users_price_table_extends_the_bundled_one(tmp_path: Path) -> None:

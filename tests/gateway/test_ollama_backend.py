@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from benchrig.gateway import Gateway, Session
+from benchrig.gateway import Gateway, GatewaySpec, Session
 from benchrig.gateway.ollama_backend import OllamaBackend
 from tests.gateway.helpers import chat, sse_chunks
 from tests.helpers.loopback import Loopback, Reply, ndjson
@@ -92,3 +92,18 @@ def test_a_missing_model_is_a_400_and_a_cut_stream_a_502() -> None:
         broken = chat(session.base_url)
     assert refused.status_code == 400 and "not found" in refused.text
     assert broken.status_code == 502 and "done line" in broken.text
+
+
+def test_ollama_is_asked_for_the_runs_model_even_when_it_is_smollm2() -> None:
+    """Ollama's library has a smollm2: a run naming it asks Ollama for it, never for
+    whatever the agent's request names (the embedded model's name chooses the embedded model
+    only where the embedded back end runs)."""
+    stream = Reply(ndjson(*ANSWER_LINES, done()), content_type="application/x-ndjson")
+    with Loopback({("POST", "/api/chat"): stream}) as ollama, \
+            Gateway(GatewaySpec(backend="ollama", model="smollm2",
+                                base_url=ollama.url).build()) as gateway:
+        session = gateway.open_session("test")
+        chat(session.base_url, model="what-the-agent-asked", stream=True)
+        (sent,) = ollama.posted("/api/chat")
+        (call,) = session.calls()
+    assert sent["model"] == call.model == "smollm2"

@@ -129,9 +129,20 @@ def test_a_ctrl_c_as_the_level_starts_is_an_interrupt(monkeypatch: pytest.Monkey
     level's task, and Runner then reset its interrupt count: the cancel escaped as a
     CancelledError traceback from `_level` (seen under xdist in
     tests/load/test_cli.py::test_ctrl_c_keeps_every_finished_level). The user's Ctrl-C is
-    delivered here the instant a SIGINT handler is set; it must be a KeyboardInterrupt."""
+    delivered here the instant a SIGINT handler is set; it must be a KeyboardInterrupt, and
+    the level, whose task is made after it, is cancelled before it runs: a level left to run
+    on would load the server after the user stopped the sweep."""
     import signal
 
+    from benchrig.load import engine
+
+    began: list[Level] = []
+
+    async def recorded(work: Workload, level: Level) -> engine.LevelRun:
+        began.append(level)  # reached only by a task that was not cancelled first
+        return engine.LevelRun(level, [], [], 0.0, [], 0)
+
+    monkeypatch.setattr(engine, "_level", recorded)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     real = signal.signal
     fired: list[int] = []
@@ -152,7 +163,7 @@ def test_a_ctrl_c_as_the_level_starts_is_an_interrupt(monkeypatch: pytest.Monkey
             monkeypatch.setattr(signal, "signal", real)
     finally:
         real(signal.SIGINT, previous)
-    assert fired
+    assert fired and began == []
 
 
 def test_a_ctrl_c_the_level_swallows_is_still_an_interrupt(
@@ -180,6 +191,35 @@ def test_a_ctrl_c_the_level_swallows_is_still_an_interrupt(
                       Level(concurrency=1, requests=1))
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_whose_cleanup_fails_is_still_an_interrupt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level whose cleanup raised on its cancel (here a RuntimeError) let that error escape
+    in place of the user's Ctrl-C: however the level took the cancel, it is an interrupt,
+    with the level's error kept as its cause."""
+    import asyncio
+    import signal
+
+    from benchrig.load import engine
+
+    async def messy(work: Workload, level: Level) -> engine.LevelRun:
+        asyncio.get_running_loop().call_soon(signal.raise_signal, signal.SIGINT)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            raise RuntimeError("the level's cleanup failed") from None
+        return engine.LevelRun(level, [], [], 0.0, [], 0)
+
+    monkeypatch.setattr(engine, "_level", messy)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            run_level(workload(f"http://127.0.0.1:{free_port()}/v1"),
+                      Level(concurrency=1, requests=1))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert isinstance(stopped.value.__cause__, RuntimeError)
 
 
 def test_a_ctrl_c_before_the_handler_is_set_leaves_no_task_behind(
