@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import atexit
 import codecs
+import contextlib
 import importlib.util
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +36,11 @@ SAMPLING = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0}
 STOP_WINDOW = 64
 
 _LOADED: dict[tuple[str, int, int], Any] = {}
-# held while an attempt uses the loaded model, so it is never freed under a decode
+# Held while an attempt uses the loaded model (never while one loads: a load cannot be cut),
+# so the model is not freed under a decode; once the process exits, no attempt uses one.
 _IN_USE = threading.RLock()
-UNLOAD_WAIT_S = 5.0  # an abandoned attempt's decode ends at its abort callback's next call
+_EXITING = threading.Event()
+UNLOAD_WAIT_S = 0.5  # an abandoned attempt's decode ends at its abort callback's next call
 
 
 def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
@@ -51,12 +55,22 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
     return llm, time.perf_counter() - began
 
 
+@contextlib.contextmanager
+def _in_use() -> Iterator[None]:
+    """Around every use of a loaded model: `unload` waits for it, and after the process's
+    exit has closed the model no attempt left running touches it (it fails instead)."""
+    with _IN_USE:
+        if _EXITING.is_set():
+            raise DriverError("infra", "BenchRig is exiting: its model is closed")
+        yield
+
+
 def unload(wait_s: float = UNLOAD_WAIT_S) -> None:
-    """Close the process's loaded model and forget it; run at exit. A model left to the
-    interpreter's teardown is finalized after llama_cpp's modules are cleared, and its
-    __del__ prints "Exception ignored ... 'NoneType' object is not callable". One an attempt
-    still decodes with past `wait_s` (abandoned at Ctrl-C) is left to the process's end
-    rather than freed under it."""
+    """Close the process's loaded model and forget it. A model left to the interpreter's
+    teardown is finalized after llama_cpp's modules are cleared, and its __del__ prints
+    "Exception ignored ... 'NoneType' object is not callable". One an attempt still decodes
+    with past `wait_s` (abandoned at Ctrl-C) is left to the process's end rather than freed
+    under it."""
     if not _IN_USE.acquire(timeout=wait_s):
         return
     try:
@@ -67,7 +81,15 @@ def unload(wait_s: float = UNLOAD_WAIT_S) -> None:
         _IN_USE.release()
 
 
-atexit.register(unload)  # atexit runs before the modules are torn down
+def _at_exit() -> None:
+    """The process is ending: no attempt uses a model from now on, the loaded one is closed
+    (a second Ctrl-C while it waits ends the wait, not with a traceback)."""
+    _EXITING.set()
+    with contextlib.suppress(KeyboardInterrupt):
+        unload()
+
+
+atexit.register(_at_exit)  # atexit runs before the modules are torn down
 
 
 class AbortAtDeadline:
@@ -308,15 +330,14 @@ class LlamaCppDriver:
         """The model's own tokenizer over the whole prompt, chat template included (the
         model loaded at the request's window, as the step will use it)."""
         path = resolve_model(request.model)
-        with _IN_USE:
-            llm, _ = self._loaded(request, path, request.settings.threads or default_threads())
+        llm, _ = self._loaded(request, path, request.settings.threads or default_threads())
 
         def count(messages: list[dict[str, str]]) -> int:
-            with _IN_USE:
+            with _in_use():
                 return len(render_prompt(llm, messages)[0])
 
         def words(text: list[str]) -> list[int] | None:
-            with _IN_USE:
+            with _in_use():
                 return word_tokens(llm, text)
 
         return TokenCounter(count, "tokenizer", f"the model's tokenizer over the whole prompt "
@@ -345,14 +366,15 @@ class LlamaCppDriver:
         return llm, load_s
 
     def run(self, request: DriverRequest) -> DriverOutput:
-        with _IN_USE:  # the model is not freed at exit while this attempt decodes
-            return self._run(request)
-
-    def _run(self, request: DriverRequest) -> DriverOutput:
-        settings = request.settings
         path = resolve_model(request.model)
-        threads = settings.threads or default_threads()
+        threads = request.settings.threads or default_threads()
         llm, load_s = self._loaded(request, path, threads)
+        with _in_use():  # the model is not freed at exit while this attempt decodes
+            return self._run(request, path, threads, llm, load_s)
+
+    def _run(self, request: DriverRequest, path: Path, threads: int, llm: Any,
+             load_s: float | None) -> DriverOutput:
+        settings = request.settings
         import llama_cpp  # already loaded by _load
 
         prompt, stops = render_prompt(llm, list(request.messages))
@@ -387,17 +409,18 @@ class LlamaCppDriver:
                   tools: list[dict[str, Any]]) -> ToolReply:
         """One reply of a tool conversation in process, through llama-cpp-python's
         function-calling chat handler (benchrig.local.function_calling), not streamed."""
-        with _IN_USE:  # the model is not freed at exit while this turn decodes
-            return self._tool_turn(request, messages, tools)
+        path = resolve_model(request.model)
+        threads = request.settings.threads or default_threads()
+        llm, load_s = self._loaded(request, path, threads)
+        with _in_use():  # the model is not freed at exit while this turn decodes
+            return self._tool_turn(request, messages, tools, path, threads, llm, load_s)
 
     def _tool_turn(self, request: DriverRequest, messages: list[dict[str, Any]],
-                   tools: list[dict[str, Any]]) -> ToolReply:
+                   tools: list[dict[str, Any]], path: Path, threads: int, llm: Any,
+                   load_s: float | None) -> ToolReply:
         from benchrig.local.function_calling import TOOL_FORMAT_NOTE, tool_completion
 
         settings = request.settings
-        path = resolve_model(request.model)
-        threads = settings.threads or default_threads()
-        llm, load_s = self._loaded(request, path, threads)
         import llama_cpp  # already loaded by _load
 
         llm.reset()

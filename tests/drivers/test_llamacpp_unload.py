@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from benchrig.core.errors import DriverError
 from benchrig.drivers import llamacpp
 
 
@@ -48,3 +52,95 @@ def test_a_model_an_attempt_still_uses_is_left_to_the_process(
         thread.join()
     llamacpp.unload()
     assert model.closed
+
+
+def _request() -> Any:
+    return SimpleNamespace(model="m.gguf", settings=SimpleNamespace(threads=1))
+
+
+def _driver_call(driver: llamacpp.LlamaCppDriver, kind: str) -> Any:
+    if kind == "run":
+        return driver.run(_request())
+    return driver.tool_turn(_request(), [], [])
+
+
+@pytest.mark.parametrize("kind", ["run", "tool_turn"])
+def test_the_driver_holds_its_model_while_it_decodes(
+        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """The driver itself, not a test, keeps the exit from closing a model mid-decode."""
+    model = FakeModel()
+    monkeypatch.setattr(llamacpp, "_LOADED", {("m.gguf", 512, 1): model})
+    monkeypatch.setattr(llamacpp, "resolve_model", lambda name: Path(name))
+    monkeypatch.setattr(llamacpp.LlamaCppDriver, "_loaded",
+                        staticmethod(lambda request, path, threads: (model, None)))
+    decoding, done = threading.Event(), threading.Event()
+
+    def decode(*_args: Any) -> None:
+        decoding.set()
+        done.wait()
+
+    monkeypatch.setattr(llamacpp.LlamaCppDriver, "_run" if kind == "run" else "_tool_turn",
+                        decode)
+    thread = threading.Thread(target=_driver_call, args=(llamacpp.LlamaCppDriver(), kind))
+    thread.start()
+    try:
+        assert decoding.wait(30)
+        llamacpp.unload(wait_s=0.01)
+        assert not model.closed
+    finally:
+        done.set()
+        thread.join()
+
+
+def test_a_load_under_way_does_not_hold_up_the_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load cannot be cut: an attempt abandoned while one goes on must not make the exit
+    wait for it (the exit closes what is loaded and goes)."""
+    model = FakeModel()
+    monkeypatch.setattr(llamacpp, "_LOADED", {("m.gguf", 512, 1): model})
+    monkeypatch.setattr(llamacpp, "resolve_model", lambda name: Path(name))
+    loading, done = threading.Event(), threading.Event()
+
+    def load(request: Any, path: Path, threads: int) -> tuple[Any, None]:
+        loading.set()
+        done.wait()
+        raise DriverError("infra", "the load was abandoned")
+
+    monkeypatch.setattr(llamacpp.LlamaCppDriver, "_loaded", staticmethod(load))
+    errors: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            llamacpp.LlamaCppDriver().run(_request())
+        except DriverError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    try:
+        assert loading.wait(30)
+        llamacpp.unload(wait_s=30)  # waits out the load if the driver holds the model for it
+        assert model.closed
+    finally:
+        done.set()
+        thread.join()
+    assert errors
+
+
+def test_after_the_exit_no_attempt_left_running_touches_the_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once the exit closed the model, an abandoned attempt that gets as far as its decode
+    fails as BenchRig's error instead of calling into a freed model."""
+    model = FakeModel()
+    monkeypatch.setattr(llamacpp, "_LOADED", {("m.gguf", 512, 1): model})
+    monkeypatch.setattr(llamacpp, "_EXITING", threading.Event())
+    monkeypatch.setattr(llamacpp, "resolve_model", lambda name: Path(name))
+    monkeypatch.setattr(llamacpp.LlamaCppDriver, "_loaded",
+                        staticmethod(lambda request, path, threads: (model, None)))
+    decoded: list[str] = []
+    monkeypatch.setattr(llamacpp.LlamaCppDriver, "_run",
+                        lambda *args: decoded.append("decoded"))
+    llamacpp._at_exit()
+    assert model.closed
+    with pytest.raises(DriverError) as caught:
+        llamacpp.LlamaCppDriver().run(_request())
+    assert caught.value.kind == "infra" and not decoded
