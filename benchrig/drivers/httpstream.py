@@ -99,10 +99,18 @@ def client(timeout_s: float, url: str) -> httpx.Client:
     through HTTP(S)_PROXY: a proxy there would fail the run or add a hop to every figure."""
     import httpx
 
-    return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S,
-                                                                        timeout_s)),
+    return httpx.Client(timeout=request_timeout(timeout_s),
                         verify=_tls(), trust_env=not is_loopback(url),
                         headers={"Accept-Encoding": ACCEPT_ENCODING})
+
+
+def request_timeout(timeout_s: float) -> httpx.Timeout:
+    """What one request waits: `timeout_s` for each read, and for the connection (the TLS
+    handshake included) at most CONNECT_TIMEOUT_S of it — a server that accepts and stays
+    silent is the server's failure, not the model's time."""
+    import httpx
+
+    return httpx.Timeout(timeout_s, connect=min(CONNECT_TIMEOUT_S, timeout_s))
 
 
 class _Inflater:
@@ -254,20 +262,22 @@ def opened(http: httpx.Client, method: str, url: str, deadline: Deadline, **kwar
         with closing_on_stop(lambda: shut_busy(http)):
             response = held.enter_context(http.stream(method, url, **kwargs))
         # a stop in between finds the watchdog's closer and runs it at once
-        held.enter_context(watchdog(response, deadline))
+        held.enter_context(watchdog(response, deadline, http))
         yield response
 
 
 @contextlib.contextmanager
-def watchdog(response: httpx.Response, deadline: Deadline) -> Iterator[None]:
+def watchdog(response: httpx.Response, deadline: Deadline, http: httpx.Client
+             ) -> Iterator[None]:
     """Shut the response's socket down when the deadline passes, or at once when the attempt
     is stopped (Ctrl-C). A read timeout restarts with every byte, so a server that drips
     bytes could otherwise hold a read far past it; the shut-down socket ends the blocked
     read at once, and the caller reports `ran_out`."""
     stream = response.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None
-    if not isinstance(sock, socket.socket):
-        yield
+    if not isinstance(sock, socket.socket):  # a transport that shows none: closed as before
+        with closing_on_stop(lambda: shut_busy(http)):
+            yield
         return
 
     def shut(sock: socket.socket = sock) -> None:
@@ -406,7 +416,7 @@ def request_json(http: httpx.Client, method: str, url: str, body: Any = None,
     while True:
         try:
             with opened(http, method, url, limit, json=body, headers=headers,
-                        timeout=max(limit.left(), 0.001)) as response:
+                        timeout=request_timeout(max(limit.left(), 0.001))) as response:
                 failed = response.status_code >= 400
                 content = read_capped(response, ERROR_BODY_CAP if failed else JSON_CAP, url,
                                       cut=failed)
@@ -491,7 +501,8 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
         read.began, read.dispatched = time.perf_counter(), None
         try:
             with opened(http, "POST", url, deadline, json=body, headers=headers,
-                        timeout=deadline.left(), extensions={"trace": read.trace}) as response:
+                        timeout=request_timeout(deadline.left()),
+                        extensions={"trace": read.trace}) as response:
                 read.server = response.headers.get("server")
                 if response.status_code >= 400:
                     message = server_message(read_capped(response, ERROR_BODY_CAP, url,

@@ -316,3 +316,25 @@ def test_a_stopped_request_is_closed_by_one_closer_at_a_time(
     assert not thread.is_alive()
     assert [type(e) for e in ended] == [DriverError]
     assert isinstance(ended[0], DriverError) and ended[0].kind == "timeout"
+
+
+def test_a_server_that_accepts_and_never_shakes_hands_is_a_connect_failure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request's own timeout replaced the client's, connect cap and all: a TLS server that
+    accepts and stays silent held the request until the attempt's deadline, and a stop found
+    no socket to shut in all that time. The connection gets CONNECT_TIMEOUT_S at most."""
+    from benchrig.core.errors import DriverError
+    from benchrig.drivers import httpstream
+
+    monkeypatch.setattr(httpstream, "CONNECT_TIMEOUT_S", 0.2)
+    with _mute_server(b"") as (url, _arrived):
+        url = url.replace("http://", "https://", 1)
+        with httpstream.client(5, url) as http, pytest.raises(DriverError) as caught:
+            for _ in httpstream.post_stream(http, url, {}, httpstream.StreamRead(), Deadline(5)):
+                pass
+    assert caught.value.kind == "infra" and "could not connect" in str(caught.value)
+    with _mute_server(b"") as (url, _arrived):
+        url = url.replace("http://", "https://", 1)
+        with httpstream.client(5, url) as http, pytest.raises(DriverError) as caught:
+            httpstream.request_json(http, "GET", url, timeout_s=5)
+    assert caught.value.kind == "infra" and "could not connect" in str(caught.value)
