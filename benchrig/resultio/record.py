@@ -11,7 +11,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from benchrig.plausible import Credible, credible
+from benchrig.plausible import Credible, credible, rejections
 
 Json = dict[str, Any]
 
@@ -116,10 +116,13 @@ def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     return {key: found[key] for key in keys if key in found}
 
 
-def _metrics(figures: Credible, whole: bool) -> Credible:
-    """The kept figures; a lean record's without the unknown ones (None): every view reads a
-    figure with `get`, which gives None for both, and a dict of ten keys or fewer is 40 %
-    smaller than one of eleven or more."""
+def _metrics(found: Mapping[str, Any], whole: bool) -> Credible:
+    """The kept figures, each judged credible (plausible.credible: an implausible one None);
+    a lean record's without the unknown ones (None): every view reads a figure with `get`,
+    which gives None for both, and a dict of ten keys or fewer is 40 % smaller than one of
+    eleven or more. Figures with nothing to refuse (nearly all) are read as they are, not
+    copied first."""
+    figures = found if not rejections(found) else credible(found)
     if whole:
         return Credible(_kept(figures, METRICS_KEPT) or {})
     return Credible({key: value for key, value in zip(METRICS_KEPT, map(figures.get, METRICS_KEPT),
@@ -212,13 +215,14 @@ def _name(value: Any) -> Any:
     return sys.intern(value) if type(value) is str else value
 
 
-def from_json(data: Mapping[str, Any], path: Path | None = None, whole: bool = True,
+def from_json(data: Mapping[str, Any], path: str | Path | None = None, whole: bool = True,
               shared: Shared | None = None) -> Record:
     """The record of a result that passed validation (schema/result.schema.json): every
     declared field from its key (missing in an older file: the field's default). `whole`
     False: a lean record, without WHOLE_ONLY's fields (summary and compare read none);
-    `shared`: the load's repeated parts, shared. One call per field, in the declaration's
-    order (`tests/report/test_records.py` holds the two together): summary makes 100,000."""
+    `shared`: the load's repeated parts, shared; `path` kept as a Path. One call per field,
+    in the declaration's order (`tests/report/test_records.py` holds the two together):
+    summary makes 100,000."""
     get: Callable[[str], Any] = data.get
     share = shared if shared is not None else Shared()  # a caller's record: nothing shared
     evidence = _evidence(get("evidence"))
@@ -228,7 +232,7 @@ def from_json(data: Mapping[str, Any], path: Path | None = None, whole: bool = T
         _name(get("task")), _name(get("model")), _name(get("agent")), _name(get("driver")),
         _name(get("provider")), _name(get("suite")), get("started_at"), get("run_id"),
         _name(get("result")), _name(get("task_hash")),
-        _metrics(credible(data["metrics"]), whole),
+        _metrics(data["metrics"], whole),
         share.checks(data["checks"]),
         share.kept(data["settings"], SETTINGS_KEPT),
         get("truncated"), _name(get("finish_reason")),
@@ -238,7 +242,8 @@ def from_json(data: Mapping[str, Any], path: Path | None = None, whole: bool = T
         _name(get("label")), get("run_index"), get("truncated_thinking"),
         share.one(evidence) if evidence is not None else None,
         get("transcript_file"), _name(get("sample_id")),
-        path if whole or (evidence is not None and "load" in evidence) else None)
+        Path(path) if path is not None and (whole or (evidence is not None and "load" in evidence))
+        else None)
 
 
 def to_json(record: Record) -> Json:
