@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchrig.plausible import credible  # noqa: E402
 from benchrig.resultio import files as result  # noqa: E402
-from benchrig.resultio.record import from_json  # noqa: E402
+from benchrig.resultio.record import Shared, from_json  # noqa: E402
 from benchrig.schemas import problems  # noqa: E402
 
 
@@ -92,7 +92,9 @@ def main() -> None:
     per_file("json.loads (the bare read's)", json.loads, data)
     per_file("schema check", lambda p: problems("result", p), parsed)
     per_file("plausible.credible", lambda p: credible(p["metrics"]), parsed)
-    per_file("record.from_json (credible included)", from_json, parsed)
+    shared = Shared()
+    per_file("record.from_json, lean and shared as summary reads (credible included)",
+             lambda p: from_json(p, None, False, shared), parsed)
     del data, parsed
     gc.enable()
     phases(args.folder)

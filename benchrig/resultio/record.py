@@ -148,8 +148,9 @@ class Shared:
     settings and the checks are looked up by a key read straight from the file's part, so a
     part met before is never built again (summary reads 100,000 of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int = SHARED_CAP) -> None:
         self._known: dict[Any, Any] = {}
+        self._cap = cap
 
     def one(self, value: Any) -> Any:
         """`value`, or the equal one met before (read-only to every view: never changed)."""
@@ -160,7 +161,7 @@ class Shared:
             return value
         if found is not None:
             return found
-        if len(self._known) < SHARED_CAP:
+        if len(self._known) < self._cap:
             self._known[key] = value
         return value
 
@@ -175,7 +176,7 @@ class Shared:
             return _present(keys, values)
         if known is None:
             known = _present(keys, values)
-            if len(self._known) < SHARED_CAP:
+            if len(self._known) < self._cap:
                 self._known[key] = known
         return known
 
@@ -210,6 +211,9 @@ def _typed(value: Any) -> Any:
     return (type(value), hash(value), value)
 
 
+_UNSHARED = Shared(cap=0)  # keeps nothing: every part built as read
+
+
 def _name(value: Any) -> Any:
     """A text that repeats over thousands of results, as one string object."""
     return sys.intern(value) if type(value) is str else value
@@ -224,7 +228,7 @@ def from_json(data: Mapping[str, Any], path: str | Path | None = None, whole: bo
     in the declaration's order (`tests/report/test_records.py` holds the two together):
     summary makes 100,000."""
     get: Callable[[str], Any] = data.get
-    share = shared if shared is not None else Shared()  # a caller's record: nothing shared
+    share = shared if shared is not None else _UNSHARED  # a caller's record: nothing shared
     evidence = _evidence(get("evidence"))
     error = get("error")
     lean = not whole

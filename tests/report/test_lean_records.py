@@ -131,3 +131,7 @@ def test_shared_settings_and_checks_read_from_the_file_stay_apart_by_type() -> N
     assert counts[0] == Checks(1, 2, ("a", "b")) and type(counts[1].passed) is float
     assert counts[2] is counts[0] and counts[1] is not counts[0]
     assert shared.checks({"passed": 1, "total": 2, "details": details[:1]}) is not counts[0]
+    r = attempt("alpha", "t1", "pass")  # a caller's records, made without a load: unshared
+    assert from_json(r).settings == from_json(r).settings
+    assert from_json(r).settings is not from_json(r).settings
+    assert from_json(r).checks is not from_json(r).checks
