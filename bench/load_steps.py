@@ -4,7 +4,8 @@ beside a plain read, and the phases of a summary (loading, freezing, rendering).
     .venv/bin/python bench/load_steps.py FOLDER [--before-tree DIR]
 
 FOLDER holds result files (bench/summary.py --folder makes them). Each step runs over every
-file, best of three, on the CPU clock: opening without following links and checking the
+file, best of three, on the CPU clock: listing the folder (by name, and by glob as the bare
+read does), opening without following links and checking the
 descriptor (`result.read_regular`), a plain `read_text` for comparison, the nesting and
 long-number scans, orjson and json, the compiled schema check, `plausible.credible` and the
 record (`record.from_json`); then the phases of `summary`'s work. Whole-process ratios are
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchrig.plausible import credible  # noqa: E402
 from benchrig.resultio import files as result  # noqa: E402
-from benchrig.resultio.record import from_json  # noqa: E402
+from benchrig.resultio.record import Shared, from_json  # noqa: E402
 from benchrig.schemas import problems  # noqa: E402
 
 
@@ -41,6 +42,16 @@ def per_file(name: str, step: Callable[[Any], Any], items: list[Any]) -> list[An
         best = min(best, time.process_time() - began)
     print(f"| {name} | {1e6 * best / len(items):.1f} µs |")
     return out
+
+
+def listing(count: int, name: str, step: Callable[[], Any]) -> None:
+    """`step` (a whole folder's listing), best of three: microseconds a file, printed."""
+    best = float("inf")
+    for _ in range(3):
+        began = time.process_time()
+        step()
+        best = min(best, time.process_time() - began)
+    print(f"| {name} | {1e6 * best / count:.1f} µs |")
 
 
 def phases(folder: Path) -> None:
@@ -68,6 +79,10 @@ def main() -> None:
     files = result._files([args.folder])
     gc.disable()  # as load_records reads: the collector paused
     print(f"{len(files)} files\n\n| step | per file |\n|---|---|")
+    listing(len(files), "listing the folder by name (result._listed)",
+            lambda: result._listed([args.folder]))
+    listing(len(files), "listing it by glob, sorted (the bare read's)",
+            lambda: sorted(args.folder.glob("*.json")))
     data = per_file("open, check the descriptor, read (read_regular)",
                     lambda f: result.read_regular(f, result.RESULT_CAP), files)
     per_file("a plain read_text (the bare read's)", lambda f: f.read_text("utf-8"), files)
@@ -77,7 +92,9 @@ def main() -> None:
     per_file("json.loads (the bare read's)", json.loads, data)
     per_file("schema check", lambda p: problems("result", p), parsed)
     per_file("plausible.credible", lambda p: credible(p["metrics"]), parsed)
-    per_file("record.from_json (credible included)", from_json, parsed)
+    shared = Shared()
+    per_file("record.from_json, lean and shared as summary reads (credible included)",
+             lambda p: from_json(p, None, False, shared), parsed)
     del data, parsed
     gc.enable()
     phases(args.folder)

@@ -79,6 +79,8 @@ def rejections(figures: Mapping[str, Any], received_bytes: int | None = None,
     if (thinking is not None and output is not None and "thinking_tokens" not in reasons
             and "output_tokens" not in reasons and thinking > output):
         reasons["thinking_tokens"] = f"{shown(thinking)} is more than the output_tokens"
+    if not reasons:  # the usual case: nothing refused, so nothing derived from a refusal
+        return reasons
     for name, sources in DERIVED.items():  # the rejected source is the cause to name
         rejected = [s for s in sources if s in reasons]
         if figures.get(name) is not None and rejected:

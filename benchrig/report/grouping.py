@@ -4,11 +4,13 @@ read from."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchrig.attempts import without_retried_errors
+from benchrig.metrics import mean_known
+from benchrig.plausible import Credible, credible
 from benchrig.report.facets import facet
 from benchrig.report.select import SettingsKey, settings_keys, variant_names
 from benchrig.resultio.record import Record, as_records
@@ -28,6 +30,14 @@ class Group:
     def name(self) -> str:
         """The model as its row is headed: with the settings that set it apart."""
         return f"{self.model} [{self.variant}]" if self.variant else self.model
+
+
+def mean_figure(results: Iterable[Record], name: str) -> float | None:
+    """metrics.mean_metric over the records' figures, one list and no generator: a record's
+    metrics are credible already (record.from_json), and credible() returns them as they are
+    (a record made otherwise is judged here all the same)."""
+    return mean_known([m.get(name) if type(m := r.metrics) is Credible else credible(m).get(name)
+                       for r in results])
 
 
 def attempts_only(records: list[Record]) -> list[Record]:

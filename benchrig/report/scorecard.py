@@ -16,13 +16,13 @@ from typing import Any
 
 from benchrig.attempts import run_order, unit
 from benchrig.core.errors import counts_against_model
-from benchrig.metrics import any_floored, mean_known, mean_metric
+from benchrig.metrics import any_floored, mean_known
 from benchrig.report.cards import Span as Span
 from benchrig.report.cards import SpeedFigures as SpeedFigures
 from benchrig.report.cards import SuiteCard as SuiteCard
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.facets import facet, figure_values
-from benchrig.report.grouping import Group
+from benchrig.report.grouping import Group, mean_figure
 from benchrig.report.panel import panel
 from benchrig.report.stats import pass_at_k
 from benchrig.resultio.record import Record, as_records
@@ -75,15 +75,28 @@ def _ttft_s(result: Record) -> float | None:
     return None if ttft is None else ttft / 1000.0
 
 
+def _numbered(result: Record) -> bool:
+    run = result.run_index
+    return isinstance(run, int) and not isinstance(run, bool)
+
+
+def _numbered_order(result: Record) -> tuple[Any, str, str]:
+    return result.run_index, result.started_at, result.run_id
+
+
 def by_run(results: Iterable[Mapping[str, Any]]) -> list[list[Record]]:
     """Attempts grouped into runs: the k-th attempt of each task (by run index, then start
-    time: attempts.run_order) → run k."""
+    time: attempts.run_order) → run k. A task whose results all carry their run index (every
+    result since it was written) is sorted by it directly: the order run_order gives them,
+    without its attempt table (a summary orders 100,000 results this way, many times)."""
     per_task: dict[str, list[Record]] = {}
     for result in as_records(results):
         per_task.setdefault(unit(result), []).append(result)
     runs: list[list[Record]] = []
     for attempts in per_task.values():
-        for index, result in enumerate(run_order(attempts)):
+        ordered = (sorted(attempts, key=_numbered_order) if all(map(_numbered, attempts))
+                   else run_order(attempts))
+        for index, result in enumerate(ordered):
             if index == len(runs):
                 runs.append([])
             runs[index].append(result)
@@ -102,7 +115,11 @@ def _scored(results: list[Record]) -> list[Record]:
 
 
 def _rate(results: list[Record]) -> float | None:
-    scored = _scored(results)
+    return _passed_share(_scored(results))
+
+
+def _passed_share(scored: list[Record]) -> float | None:
+    """The pass rate of attempts already scored (_scored): a card finds them once."""
     return sum(r.result == "pass" for r in scored) / len(scored) if scored else None
 
 
@@ -113,18 +130,23 @@ def checks_of(result: Record) -> tuple[int, int]:
     return units if units is not None else (result.checks.passed, result.checks.total)
 
 
-def _checks(results: list[Record]) -> tuple[int, int]:
-    counted = [checks_of(r) for r in _scored(results)]
+def _checks(scored: list[Record]) -> tuple[int, int]:
+    """(checks passed, checks counted) over attempts already scored (_scored)."""
+    counted = [checks_of(r) for r in scored]
     return sum(c[0] for c in counted), sum(c[1] for c in counted)
 
 
 def _checks_rate(results: list[Record]) -> float | None:
-    passed, total = _checks(results)
+    return _checks_share(_scored(results))
+
+
+def _checks_share(scored: list[Record]) -> float | None:
+    passed, total = _checks(scored)
     return passed / total if total else None
 
 
 def _decode(results: list[Record]) -> float | None:
-    return mean_metric((r.metrics for r in results), "tokens_per_s")
+    return mean_figure(results, "tokens_per_s")
 
 
 def _token_sum(results: list[Record], key: str) -> int | None:
@@ -133,8 +155,13 @@ def _token_sum(results: list[Record], key: str) -> int | None:
 
 
 def _finishes(results: list[Record]) -> dict[str, int]:
-    return dict(sorted(Counter(label(r.finish_reason) for r in results
-                               if r.finish_reason is not None).items()))
+    """How many stopped for each reason, as shown (label): each distinct reason labelled once."""
+    texts = Counter(r.finish_reason for r in results if isinstance(r.finish_reason, str))
+    shown = Counter(label(r.finish_reason) for r in results  # a caller's odd value: as before
+                    if r.finish_reason is not None and not isinstance(r.finish_reason, str))
+    for reason, count in texts.items():
+        shown[label(reason)] += count
+    return dict(sorted(shown.items()))
 
 
 def _floored(results: list[Record]) -> bool:
@@ -151,9 +178,9 @@ def speed_figures(results: list[Record]) -> tuple[SpeedFigures, ...]:
         decode_tps=_decode(group),
         decode_floored=_floored(group),
         decode_span=_span(by_run(group), _decode),
-        prefill_tps=mean_metric((r.metrics for r in group), "prefill_tokens_per_s"),
+        prefill_tps=mean_figure(group, "prefill_tokens_per_s"),
         avg_ttft_s=mean_known(_ttft_s(r) for r in group),
-        output_tokens=mean_metric((r.metrics for r in group), "output_tokens"),
+        output_tokens=mean_figure(group, "output_tokens"),
         finish_reasons=_finishes(group),
         ttft_in_flight=crowded_ttft(group),
     ) for task, group in sorted(tasks.items()))
@@ -176,7 +203,8 @@ def suite_card(suite: str, given: Sequence[Mapping[str, Any]],
     runs = by_run(results) if runs is None else runs
     pass_at, problems = pack_pass_at(results) if pack else (None, 0)
     scored = _scored(results)
-    checks_passed, checks_total = _checks(results)
+    scored_runs = [_scored(run) for run in runs]  # each run's, once for both its rates
+    checks_passed, checks_total = _checks(scored)
     shown = facet(suite)
     card = SuiteCard(
         suite=label(suite),
@@ -189,16 +217,16 @@ def suite_card(suite: str, given: Sequence[Mapping[str, Any]],
         truncated=sum(bool(r.truncated) for r in results),
         truncated_thinking=sum(bool(r.truncated_thinking) for r in results),
         avg_ttft_s=mean_known(_ttft_s(r) for r in results),
-        rate_span=_span(runs, _rate),
-        checks_span=_span(runs, _checks_rate),
+        rate_span=_span(scored_runs, _passed_share),
+        checks_span=_span(scored_runs, _checks_share),
         thinking_tokens=_token_sum(results, "thinking_tokens"),
         output_tokens=_token_sum(results, "output_tokens"),
         decode_tps=_decode(results),
         decode_floored=_floored(results),
-        prefill_tps=mean_metric((r.metrics for r in results), "prefill_tokens_per_s"),
+        prefill_tps=mean_figure(results, "prefill_tokens_per_s"),
         finish_reasons=_finishes(results),
         max_checks=max((r.checks.total for r in results), default=0),
-        avg_output_tokens=mean_metric((r.metrics for r in results), "output_tokens"),
+        avg_output_tokens=mean_figure(results, "output_tokens"),
         deterministic=all_greedy(results, len(runs)),
         ttft_in_flight=crowded_ttft(results),
         pass_at=pass_at,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchrig.core.errors import counts_against_model
-from benchrig.metrics import any_floored, caveat, mean_metric
+from benchrig.metrics import any_floored, caveat
 from benchrig.report.crowding import crowded_ttft
 from benchrig.report.disagreed import disagreeing
 from benchrig.report.facets import facet
-from benchrig.report.grouping import Group
+from benchrig.report.grouping import Group, mean_figure
 from benchrig.report.panel import panel
 from benchrig.resultio.record import Record
 from benchrig.textsafe import label
@@ -89,11 +89,11 @@ def model_rows(groups: list[Group]) -> list[ModelRow]:
             no_test=outcomes.count("no-test"),
             counted_errors=sum(r.result == "error" and counts_against_model(r)
                                for r in group),
-            tokens_per_s=mean_metric(metrics, "tokens_per_s"),
+            tokens_per_s=mean_figure(timed, "tokens_per_s"),
             tokens_per_s_floored=any_floored(metrics),
-            ttft_ms=mean_metric(metrics, "ttft_ms"),
-            wall_s=mean_metric(metrics, "wall_s"),
-            cost_usd=mean_metric(metrics, "cost_usd"),
+            ttft_ms=mean_figure(timed, "ttft_ms"),
+            wall_s=mean_figure(timed, "wall_s"),
+            cost_usd=mean_figure(timed, "cost_usd"),
             tokens_per_s_caveat=caveat(metrics, "tokens_per_s"),
             cost_caveat=caveat(metrics, "cost_usd"),
             by_window=any(panel(r.suite).in_units for r in group),

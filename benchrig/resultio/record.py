@@ -4,13 +4,14 @@ compare and report use, built by `from_json` from a validated result and back by
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import MISSING, dataclass, fields
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from benchrig.plausible import Credible, credible
+from benchrig.plausible import Credible, credible, rejections
 
 Json = dict[str, Any]
 
@@ -29,13 +30,10 @@ METRICS_KEPT = ("wall_s", "ttft_ms", "answer_ttft_ms", "tokens_per_s",
                 "tokens_per_s_floored", "prefill_tokens_per_s", "input_tokens",
                 "output_tokens", "thinking_tokens", "cost_usd", "load_time_s", "rejected",
                 "partial", "disagreement")
-# Text fields that repeat over thousands of results: one string object each.
-_NAMES = frozenset({"task", "model", "agent", "driver", "provider", "suite", "result",
-                    "task_hash", "finish_reason", "label", "sample_id"})
 # A whole attempt's fields: the HTML page and the library read them; summary and compare never
 # do, so their records go without (WHOLE_ONLY's value each: a lean record's). The path stays
 # on a load level's record, whose raw samples compare and the curves read back from its file.
-WHOLE_ONLY = {"answer_excerpt": "", "notes": "", "path": None}
+WHOLE_ONLY: dict[str, Any] = {"answer_excerpt": "", "notes": "", "path": None}
 # (A lean record's metrics also leave out each unknown figure: `get` reads None all the same.)
 # How many distinct parts one load shares (Shared): past it, a part is kept as read, so a
 # folder of all-different settings costs what it did, never a growing table of keys.
@@ -110,15 +108,6 @@ _FIELDS = tuple(f.name for f in fields(Record))
 _KEYS = frozenset(_FIELDS) - {"path"}
 _READ = {key: attrgetter(key) for key in _KEYS}
 _SPECIAL = frozenset({"metrics", "checks", "settings", "evidence", "path"})
-# Every field in declaration order, for a positional call (a dict of 25 keyword arguments
-# per record costs more): its name, its value when a file lacks it (a required one never
-# does), whether it is interned, whether it is made from its part of the file.
-_ORDER = tuple((f.name, None if f.default is MISSING else f.default, f.name in _NAMES,
-                f.name in _SPECIAL or f.name == "error") for f in fields(Record))
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
@@ -127,14 +116,17 @@ def _kept(found: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     return {key: found[key] for key in keys if key in found}
 
 
-def _metrics(figures: Credible, whole: bool) -> Credible:
-    """The kept figures; a lean record's without the unknown ones (None): every view reads a
-    figure with `get`, which gives None for both, and a dict of ten keys or fewer is 40 %
-    smaller than one of eleven or more."""
+def _metrics(found: Mapping[str, Any], whole: bool) -> Credible:
+    """The kept figures, each judged credible (plausible.credible: an implausible one None);
+    a lean record's without the unknown ones (None): every view reads a figure with `get`,
+    which gives None for both, and a dict of ten keys or fewer is 40 % smaller than one of
+    eleven or more. Figures with nothing to refuse (nearly all) are read as they are, not
+    copied first."""
+    figures = found if not rejections(found) else credible(found)
     if whole:
         return Credible(_kept(figures, METRICS_KEPT) or {})
-    return Credible({key: value for key in METRICS_KEPT
-                     if (value := figures.get(key)) is not None})
+    return Credible({key: value for key, value in zip(METRICS_KEPT, map(figures.get, METRICS_KEPT),
+                                                      strict=True) if value is not None})
 
 
 def _evidence(found: Any) -> dict[str, Any] | None:
@@ -152,10 +144,13 @@ class Shared:
     """The parts that repeat over the results of one load (settings, errors, checks, an
     evidence that is flat or none), one object per distinct value: thousands of results run
     with one settings hold one dict, not a dict each. Equal means equal by type too (0, 0.0
-    and False stay apart: a view prints them differently); at most SHARED_CAP of them."""
+    and False stay apart: a view prints them differently); at most SHARED_CAP of them. The
+    settings and the checks are looked up by a key read straight from the file's part, so a
+    part met before is never built again (summary reads 100,000 of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int = SHARED_CAP) -> None:
         self._known: dict[Any, Any] = {}
+        self._cap = cap
 
     def one(self, value: Any) -> Any:
         """`value`, or the equal one met before (read-only to every view: never changed)."""
@@ -166,9 +161,44 @@ class Shared:
             return value
         if found is not None:
             return found
-        if len(self._known) < SHARED_CAP:
+        if len(self._known) < self._cap:
             self._known[key] = value
         return value
+
+    def kept(self, found: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+        """`one(_kept(found, keys) or {})`, the dict built only the first time it is met."""
+        values = tuple(map(found.get, keys, repeat(_ABSENT))) if isinstance(found, dict) \
+            else (_ABSENT,) * len(keys)
+        key = (keys, values, tuple(map(type, values)))  # one(): 0, 0.0 and False apart
+        try:
+            known: dict[str, Any] | None = self._known.get(key)
+        except TypeError:  # as one(): a list or a dict inside, kept as read
+            return _present(keys, values)
+        if known is None:
+            known = _present(keys, values)
+            if len(self._known) < self._cap:
+                self._known[key] = known
+        return known
+
+    def checks(self, found: Mapping[str, Any]) -> Checks:
+        """`one(` the Checks of a result's `checks` part `)`, built only the first time."""
+        passed, total = found["passed"], found["total"]
+        names = tuple([str(d.get("name", "")) for d in found["details"]])
+        key = (Checks, type(passed), passed, type(total), total, names)
+        try:
+            known: Checks | None = self._known.get(key)
+        except TypeError:
+            known = None
+        if known is None:
+            known = self.one(Checks(passed, total, tuple([sys.intern(n) for n in names])))
+        return known
+
+
+_ABSENT = object()  # a key the part lacks (None is a value)
+
+
+def _present(keys: tuple[str, ...], values: tuple[Any, ...]) -> dict[str, Any]:
+    return {k: v for k, v in zip(keys, values, strict=True) if v is not _ABSENT}
 
 
 def _typed(value: Any) -> Any:
@@ -181,38 +211,43 @@ def _typed(value: Any) -> Any:
     return (type(value), hash(value), value)
 
 
-def from_json(data: Mapping[str, Any], path: Path | None = None, whole: bool = True,
+_UNSHARED = Shared(cap=0)  # keeps nothing: every part built as read
+
+
+def _name(value: Any) -> Any:
+    """A text that repeats over thousands of results, as one string object."""
+    return sys.intern(value) if type(value) is str else value
+
+
+def from_json(data: Mapping[str, Any], path: str | Path | None = None, whole: bool = True,
               shared: Shared | None = None) -> Record:
     """The record of a result that passed validation (schema/result.schema.json): every
     declared field from its key (missing in an older file: the field's default). `whole`
     False: a lean record, without WHOLE_ONLY's fields (summary and compare read none);
-    `shared`: the load's repeated parts, shared."""
-    get = data.get
-    intern = sys.intern
-    one = shared.one if shared is not None else _same
-    checks = data["checks"]
+    `shared`: the load's repeated parts, shared; `path` kept as a Path. One call per field,
+    in the declaration's order (`tests/report/test_records.py` holds the two together):
+    summary makes 100,000."""
+    get: Callable[[str], Any] = data.get
+    share = shared if shared is not None else _UNSHARED  # a caller's record: nothing shared
     evidence = _evidence(get("evidence"))
     error = get("error")
-    special = {
-        "metrics": _metrics(credible(data["metrics"]), whole),
-        "checks": one(Checks(checks["passed"], checks["total"],
-                             tuple([intern(str(d.get("name", ""))) for d in checks["details"]]))),
-        "settings": one(_kept(data["settings"], SETTINGS_KEPT) or {}),
-        "evidence": one(evidence) if evidence is not None else None,
-        "error": one(error) if isinstance(error, dict) else error,
-        "path": path if whole or (evidence is not None and "load" in evidence) else None}
     lean = not whole
-    values: list[Any] = []
-    for name, default, interned, computed in _ORDER:
-        if computed:
-            values.append(special[name])
-        elif lean and name in WHOLE_ONLY:
-            values.append(WHOLE_ONLY[name])
-        elif interned and type(value := get(name, default)) is str:
-            values.append(intern(value))
-        else:
-            values.append(get(name, default))
-    return Record(*values)
+    return Record(
+        _name(get("task")), _name(get("model")), _name(get("agent")), _name(get("driver")),
+        _name(get("provider")), _name(get("suite")), get("started_at"), get("run_id"),
+        _name(get("result")), _name(get("task_hash")),
+        _metrics(data["metrics"], whole),
+        share.checks(data["checks"]),
+        share.kept(data["settings"], SETTINGS_KEPT),
+        get("truncated"), _name(get("finish_reason")),
+        share.one(error) if isinstance(error, dict) else error,
+        WHOLE_ONLY["answer_excerpt"] if lean else get("answer_excerpt"),
+        WHOLE_ONLY["notes"] if lean else get("notes"),
+        _name(get("label")), get("run_index"), get("truncated_thinking"),
+        share.one(evidence) if evidence is not None else None,
+        get("transcript_file"), _name(get("sample_id")),
+        Path(path) if path is not None and (whole or (evidence is not None and "load" in evidence))
+        else None)
 
 
 def to_json(record: Record) -> Json:

@@ -113,3 +113,19 @@ def test_nesting_is_measured_outside_strings_and_within_the_limit() -> None:
     assert nested_deeper(b'[{"a": [{"b": "\\"]"}]}]', 3)  # an escaped quote is no string end
     assert not nested_deeper(b"]" * 50 + b"[" * 50, 10)  # not JSON: the parser says so
     assert nested_deeper(b"[1," * 1000 + b"]" * 1000, 100)  # values between brackets
+
+
+def test_a_folder_lists_what_its_glob_lists_in_the_same_order(hostile: Path) -> None:
+    """The reader lists a folder by name instead of a Path per file: the same files, hostile
+    ones, dotfiles and odd names included, in the same order, EXAMPLE.json left out."""
+    from benchrig.resultio.files import EXAMPLE, _listed
+
+    for name in (".hidden.json", "UPPER.JSON", "notes.txt", EXAMPLE, "a.json.bak", "0.json"):
+        (hostile / name).write_text("{}")
+    globbed = [str(p) for p in sorted(hostile.glob("*.json"), key=lambda p: p.name)
+               if p.name != EXAMPLE]
+    assert _listed([hostile]) == globbed and str(hostile / ".hidden.json") in globbed
+    assert _listed([hostile / EXAMPLE, hostile / "0.json", hostile]) == \
+        [str(hostile / "0.json"), *globbed]
+    loaded = load_results([hostile])
+    assert all(isinstance(path, Path) for path, _ in loaded.rejected)

@@ -111,3 +111,27 @@ def test_a_load_level_keeps_its_path_for_its_samples(tmp_path: Path) -> None:
     assert lean.path == tmp_path / "x.json"
     assert from_json(attempt("alpha", "t2", "pass"), tmp_path / "y.json", whole=False).path \
         is None
+
+
+def test_shared_settings_and_checks_read_from_the_file_stay_apart_by_type() -> None:
+    """The settings and checks are looked up by a key read from the file's part: 0, 0.0 and
+    False, a value None and no value, 1 and 1.0 checks passed, each stays its own."""
+    shared = Shared()
+    kept = [shared.kept({"temperature": t, "seed": 1}, ("temperature", "think"))
+            for t in (0, 0.0, False, 0)]
+    assert kept == [{"temperature": 0}] * 4
+    assert [type(k["temperature"]) for k in kept] == [int, float, bool, int]
+    assert kept[3] is kept[0] and kept[1] is not kept[0]
+    assert shared.kept({"think": None}, ("think",)) == {"think": None}
+    assert shared.kept({}, ("think",)) == {} and shared.kept(None, ("think",)) == {}
+    listed = shared.kept({"think": ["a"]}, ("think",))  # unhashable inside: kept as read
+    assert listed == {"think": ["a"]}
+    details = [{"name": "a", "passed": True}, {"name": "b", "passed": False}]
+    counts = [shared.checks({"passed": n, "total": 2, "details": details}) for n in (1, 1.0, 1)]
+    assert counts[0] == Checks(1, 2, ("a", "b")) and type(counts[1].passed) is float
+    assert counts[2] is counts[0] and counts[1] is not counts[0]
+    assert shared.checks({"passed": 1, "total": 2, "details": details[:1]}) is not counts[0]
+    r = attempt("alpha", "t1", "pass")  # a caller's records, made without a load: unshared
+    assert from_json(r).settings == from_json(r).settings
+    assert from_json(r).settings is not from_json(r).settings
+    assert from_json(r).checks is not from_json(r).checks

@@ -114,3 +114,26 @@ def test_a_report_page_is_written_as_it_is_made(tmp_path: Path) -> None:
     size = page.stat().st_size
     assert size > 3_000_000
     assert peak < size / 2, f"peak {peak:,} bytes for a page of {size:,}"
+
+
+def test_every_declared_field_is_read_from_its_own_key(tmp_path: Path) -> None:
+    """from_json names each field in the declaration's order (one call, no loop): a field
+    added to Record, or two swapped, would take another key's value or its default here."""
+    from dataclasses import fields
+
+    r = attempt("alpha", "t1", "fail", run=2, label="nightly", truncated_thinking=True,
+                transcript_file="t1.transcript.json", sample_id="s-7", provider="local",
+                finish_reason="length", answer_excerpt="the excerpt", notes="the notes",
+                evidence={"tool_use": {"counts": {"call_turns": 2}}})
+    record = from_json(r, tmp_path / "r.json")
+    computed = {"metrics", "checks", "settings", "evidence", "path"}
+    plain = [f.name for f in fields(Record) if f.name not in computed]
+    assert {name: getattr(record, name) for name in plain} == {name: r[name] for name in plain}
+    assert record.path == tmp_path / "r.json"
+    assert record.checks.names == ("answer",) and record.settings["temperature"] == \
+        r["settings"]["temperature"]
+    lean = from_json(r, tmp_path / "r.json", whole=False)
+    assert (lean.answer_excerpt, lean.notes, lean.path) == ("", "", None)
+    assert {name: getattr(lean, name) for name in plain if name not in ("answer_excerpt",
+            "notes")} == {name: r[name] for name in plain if name not in ("answer_excerpt",
+                                                                          "notes")}

@@ -191,3 +191,68 @@ def test_table_only_keeps_the_benchmark_runner_table(tmp_path: Path) -> None:
     lines = ran.stdout.splitlines()
     assert "Scorecards" not in ran.stdout and len(lines) == 5
     assert lines[4].startswith("Pass rate = passed ÷ attempts that reached a verdict")
+
+
+def test_runs_by_run_index_are_the_order_run_order_gives() -> None:
+    """A task whose results all carry their run index is sorted by it directly: the same runs
+    as attempts.run_order, ties on the index broken by start time and run id, and a task with
+    one unnumbered result still ordered by run_order."""
+    from benchrig.attempts import run_order, unit
+    from tests.helpers.result_sets import attempt
+
+    given = [attempt("alpha", task, outcome, run=run, started=f"2026-11-30T1{hour}:00:00Z")
+             for task, run, hour, outcome in [
+                 ("t1", 2, 1, "pass"), ("t1", 0, 5, "fail"), ("t1", 1, 0, "error"),
+                 ("t1", 1, 3, "pass"), ("t2", 0, 2, "pass"), ("t2", 0, 1, "fail"),
+                 ("t3", 1, 0, "pass"), ("t3", 0, 4, "fail")]]
+    given[-1].pop("run_index")  # t3: one result without its index
+    records = as_records(given)
+    per_task: dict[str, list[object]] = {}
+    for r in records:
+        per_task.setdefault(unit(r), [])
+    expected: list[list[object]] = []
+    for task in per_task:
+        for k, r in enumerate(run_order([r for r in records if unit(r) == task])):
+            if k == len(expected):
+                expected.append([])
+            expected[k].append(r)
+    assert by_run(records) == expected
+    assert [[r.run_index for r in run] for run in by_run(records)] == \
+        [[0, 0, None], [1, 0, 1], [1], [2]]
+
+
+def test_finish_reasons_are_counted_as_shown() -> None:
+    """Each distinct reason is made printable once: the counts are those of every result's
+    reason made printable (reasons that print alike are one count), a control character
+    shown, never obeyed, and none is no reason."""
+    from collections import Counter
+
+    from benchrig.report.scorecard import _finishes
+    from benchrig.textsafe import label
+    from tests.helpers.result_sets import attempt
+
+    reasons = ["stop", "length", "stop", None, "evil\x1b[2J", "evil\x1b[2J", "x" * 300,
+               "x" * 301]
+    records = as_records([attempt("alpha", f"t{i}", "pass", finish_reason=reason)
+                          for i, reason in enumerate(reasons)])
+    found = _finishes(records)
+    assert found == dict(sorted(Counter(label(r) for r in reasons if r is not None).items()))
+    assert found["stop"] == 2 and found[label("evil\x1b[2J")] == 2
+    assert list(found) == sorted(found) and all("\x1b" not in k for k in found)
+
+
+def test_a_mean_over_records_still_refuses_an_implausible_figure() -> None:
+    """mean_figure reads a record's figures as credible; a record made by hand with raw ones
+    is judged there all the same (the mean a forged file cannot bend)."""
+    from dataclasses import replace
+
+    from benchrig.metrics import mean_metric
+    from benchrig.report.grouping import mean_figure
+    from tests.helpers.result_sets import attempt
+
+    made = as_records([attempt("alpha", "t1", "pass", tokens_per_s=40.0),
+                       attempt("alpha", "t2", "pass", tokens_per_s=60.0)])
+    forged = replace(made[1], metrics={**made[1].metrics, "tokens_per_s": 9e99})
+    assert mean_figure(made, "tokens_per_s") == 50.0
+    assert mean_figure([made[0], forged], "tokens_per_s") == 40.0 == \
+        mean_metric([made[0].metrics, forged.metrics], "tokens_per_s")
