@@ -33,7 +33,7 @@ from benchrig.report.render_json import task_counts
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
-from benchrig.report.viewer import Spool, island_parts, payload_parts
+from benchrig.report.viewer import Spool, island_parts, payload_parts, row_text
 from benchrig.resultio.record import Record
 from benchrig.textsafe import label, printable
 
@@ -197,8 +197,9 @@ def _data(report: Report, sidecar_of: Callable[[Record], Json | None] | None,
     table = task_table(groups)
     # a sweep's levels are results too: listed after the attempts, in no model row
     rows: list[int | None] = [i for i, g in enumerate(groups) for _ in g.results]
-    return {**payload_parts([r for g in groups for r in g.results] + report.levels, True,
-                            sidecar_of, rows + [None] * len(report.levels), spool),
+    parts = payload_parts([r for g in groups for r in g.results] + report.levels, True,
+                          sidecar_of, rows + [None] * len(report.levels), spool)
+    return {**parts, "rows": map(row_text, parts["rows"]),  # encoded the fast way
             "served": False,
             "pins": {"groups": [label(f"{g.name} · {g.agent}") for g in groups],
                      "tasks": [[label(s), label(t)] for s, t in table.tasks]}}

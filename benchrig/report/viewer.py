@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -80,6 +81,15 @@ def row(result: Record, searchable: bool = True, group: int | None = None) -> li
             label(result.started_at or ""), answer, group, _sample(result)]
 
 
+def row_text(found: list[Any]) -> Encoded:
+    """A `row` as the island holds it, by orjson where that writes json's text (a row's
+    two figures finite: one rounded to 0.1 has no exponent orjson writes otherwise)."""
+    ttft, rate = found[7], found[8]
+    if (ttft is None or math.isfinite(ttft)) and (rate is None or math.isfinite(rate)):
+        return Encoded(_safe(_compact(found)))
+    return Encoded(_safe(_dumps(found)))
+
+
 def _sample(result: Record) -> str:
     """A dataset task's sample id (its rows filter and sort by it), else —."""
     sample = result.sample_id
@@ -103,6 +113,29 @@ def whole(record: Record) -> Json:
 
 
 _NOT_ROWS = frozenset(("rejected", "partial", "disagreement"))  # listed after, with why
+# Each set of figure names met (one per driver and version, a handful a folder) → per row its
+# shown name, where its value is and where its source is (`<name>_source`, when the set has
+# one), made once: a report's 100,000 attempts share them. Bounded: a folder of hand-made
+# files with ever new names makes the rest of them figure by figure.
+Plan = tuple[tuple[str, int, int | None], ...]
+_PLANS: dict[tuple[Any, ...], Plan] = {}
+PLANS_CAP = 256
+PLAN_CHARACTERS = 4096  # of the names of one set: a set kept is a set of names
+
+
+def _plan(names: tuple[Any, ...]) -> Plan:
+    """The rows of a metrics dict keyed `names`, in its order: each figure's shown name,
+    its index and its source's index; none for a source, nor for the rejected, partial or
+    disagreement lists (their rows follow, with why)."""
+    found = _PLANS.get(names)
+    if found is None:
+        at = {name: index for index, name in enumerate(names)}
+        found = tuple((label(str(name)), index, at.get(f"{name}_source"))
+                      for index, name in enumerate(names)
+                      if name not in _NOT_ROWS and not str(name).endswith("_source"))
+        if len(_PLANS) < PLANS_CAP and sum(len(str(n)) for n in names) <= PLAN_CHARACTERS:
+            _PLANS[names] = found
+    return found
 
 
 def _metrics(metrics: Json) -> list[list[str]]:
@@ -111,15 +144,16 @@ def _metrics(metrics: Json) -> list[list[str]]:
     name/value/source rows."""
     rejected: Json = metrics["rejected"] if isinstance(metrics.get("rejected"), dict) else {}
     partial: Json = metrics["partial"] if isinstance(metrics.get("partial"), dict) else {}
-    get = metrics.get
+    values = list(metrics.values())
     rows = []
-    for name, value in metrics.items():
-        if name in _NOT_ROWS or name.endswith("_source"):
-            continue
+    for name, at, source_at in _plan(tuple(metrics)):
+        value = values[at]
         kind = type(value)  # JSON's own types first: twenty figures an attempt, 100,000s
         if kind is float:
             shown = f"{value:.6g}"
-        elif value is None or kind is int or kind is bool:
+        elif value is None:
+            shown = "None"
+        elif kind is int or kind is bool:
             shown = str(value)
         elif isinstance(value, float):
             shown = f"{value:.6g}"
@@ -128,8 +162,8 @@ def _metrics(metrics: Json) -> list[list[str]]:
         else:  # text or a nested object (the engine's counters): outside text
             shown = printable(value if isinstance(value, str) else
                               json.dumps(value), 400)
-        source = get(f"{name}_source")
-        rows.append([_name(str(name)), shown, "" if source is None else _name(str(source))])
+        source = None if source_at is None else values[source_at]
+        rows.append([name, shown, "" if source is None else _name(str(source))])
     for name, why in list(rejected.items())[:20]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
@@ -262,7 +296,12 @@ class Spool:
     def add(self, record: Record, result: Json) -> None:
         if self._failed or record.path is None:
             return
-        part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
+        figures = result["metrics"]
+        # The record's figures came through credible(): without a "rejected" there it
+        # refused none, and the file's own are the credible ones (no second pass).
+        if "rejected" in record.metrics:
+            figures = credible(figures)
+        part = result_part({**result, "metrics": figures}, STATIC)
         # kept as the page writes it when no sidecar joins it (all but SIDECAR_ATTEMPTS):
         # written as it is, never parsed and encoded again
         text = _safe(_compact(joined(part, str(record.answer_excerpt or ""), None, STATIC)))

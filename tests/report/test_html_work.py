@@ -55,3 +55,54 @@ def test_the_compact_encoder_writes_the_island_s_own_text() -> None:
     assert viewer._compact(value) == viewer._dumps(value)
     for refused in ({"s": "\ud800"}, [2**70]):
         assert viewer._compact(refused) == viewer._dumps(refused)
+
+
+def test_an_impossible_figure_is_refused_in_the_drilldown_made_from_one_pass(
+        tmp_path: Path) -> None:
+    """The attack: a hand-edited result with an impossible TTFT (ten years) and one
+    that names a refused figure of its own. The spool runs credible() only where the record
+    says it refused a figure or the file named one; both drill-downs still say `rejected`,
+    exactly as a drill-down made from the file again."""
+    forged = attempt("alpha", "t0", "fail", ttft_ms=3.2e11)
+    named = attempt("alpha", "t1", "fail")
+    named["metrics"]["rejected"] = {"tokens_per_s": "the driver's own refusal"}
+    folder = write(tmp_path / "results", [forged, named, attempt("alpha", "t2", "pass")])
+    spool = viewer.Spool(io.BytesIO())
+    records = result_module.load_records([folder], spool.add).records
+
+    def page(spool: viewer.Spool | None) -> str:
+        return "".join(viewer.island_parts(
+            {"details": viewer.payload_parts(records, True, spool=spool)["details"]}))
+
+    assert page(spool) == page(None)
+    shown = {tuple(row[:2]) for d in json.loads(page(spool))["details"]
+             for row in d["metrics"]}
+    assert ("ttft_ms", "rejected") in shown and ("tokens_per_s", "rejected") in shown
+    assert ("ttft_ms", "None") in shown  # the refused figure is unknown, never shown
+
+
+def test_figure_names_are_kept_once_per_set_and_boundedly(tmp_path: Path) -> None:
+    """The attack on memory: a folder of hand-made files, each with figures under names no
+    other file uses (long ones too). The drill-downs' rows are the same; what is kept of the
+    names is bounded (PLANS_CAP sets, none longer than PLAN_CHARACTERS)."""
+    viewer._PLANS.clear()
+    long_name = "x" * (viewer.PLAN_CHARACTERS + 1)
+    shown = []
+    for i in range(viewer.PLANS_CAP + 50):
+        metrics = {"wall_s": 1.5, f"figure_{i}": i, f"figure_{i}_source": "counted"}
+        shown.append(viewer._metrics(metrics))
+    assert viewer._metrics({long_name: 1.0}) == [[viewer.label(long_name), "1", ""]]
+    assert len(viewer._PLANS) <= viewer.PLANS_CAP
+    assert all(sum(len(n) for n in names) <= viewer.PLAN_CHARACTERS
+               for names in viewer._PLANS)
+    assert shown[7] == [["wall_s", "1.5", ""], ["figure_7", "7", "counted"]]
+
+
+@pytest.mark.parametrize("figure", [None, 0.0, -0.0, 0.1, 1234.5, 1e16, 1e300,
+                                    float("inf"), float("nan")])
+def test_a_row_is_written_as_json_writes_it(figure: float | None) -> None:
+    """Rows are encoded by orjson where that is json's own text: any figure, finite or not
+    (json writes Infinity and NaN, orjson null: those rows go through json)."""
+    row = ["m", "a", "—", "reasoning", "t<0>", "pass", "", figure, figure, "1/1",
+           "2026-11-30T10:00:00Z", "", 3, "—"]
+    assert viewer.row_text(row) == viewer._safe(viewer._dumps(row))
