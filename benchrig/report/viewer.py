@@ -21,7 +21,7 @@ from benchrig.report.disagreed import disagreement
 from benchrig.report.facets import facet
 from benchrig.resultio.files import Unreadable, read_valid
 from benchrig.resultio.record import Record, to_json
-from benchrig.textsafe import NAME_CAP, label, printable, printable_lines
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, label, printable, printable_lines
 
 Json = dict[str, Any]
 SIDECAR_CAP = 1 << 20  # characters of a transcript sidecar read (a context prompt is long)
@@ -56,6 +56,20 @@ def _name(value: str) -> str:
     """`label` of a name that repeats over thousands of attempts (a model, a metric, a
     source), computed once: `label` is a pure function of the text."""
     return label(value)
+
+
+SHOWN_KEPT = 400  # characters of a text whose printable form is kept for the next attempt
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept_printable(text: str, limit: int) -> str:
+    return printable(text, limit)
+
+
+def _shown(text: str, limit: int = PRINT_CAP) -> str:
+    """`printable(text, limit)`, kept for a text that repeats over attempts (a note, a check's
+    message, a task's hash): a short one only, so what is kept stays small."""
+    return _kept_printable(text, limit) if len(text) <= SHOWN_KEPT else printable(text, limit)
 
 
 def _number(value: Any) -> float | None:
@@ -225,7 +239,7 @@ def _check(found: Json) -> list[Any]:
     # a name as long as a name is kept (_name's cache holds no text of megabytes)
     return [_name(name) if type(name) is str and len(name) <= NAME_CAP else label(name),
             bool(found.get("passed")),
-            "" if message == "" else printable(str(message), MESSAGE_CAP)]
+            "" if message == "" else _shown(str(message), MESSAGE_CAP)]
 
 
 def result_part(result: Json, caps: Caps = STATIC) -> Json:
@@ -237,17 +251,17 @@ def result_part(result: Json, caps: Caps = STATIC) -> Json:
     if isinstance(load, dict) and "samples" in load:  # thousands of numbers: not the cap's
         evidence = {**evidence, "load": {k: v for k, v in load.items() if k != "samples"}}
     return {
-        "notes": printable(str(result.get("notes") or "")),
-        "error": printable(f"{error.get('kind')}: {error.get('message', '')}"
-                           + ("" if counts_against_model(result)
-                              else " (not counted against the model)")) if error else "",
+        "notes": _shown(str(result.get("notes") or "")),
+        "error": _shown(f"{error.get('kind')}: {error.get('message', '')}"
+                        + ("" if counts_against_model(result)
+                           else " (not counted against the model)")) if error else "",
         "checks": [_check(d) for d in (result.get("checks") or {}).get("details", [])[:200]],
         "metrics": _metrics(result.get("metrics") or {}),
         "evidence": _json(evidence, caps.evidence) if evidence else "",
         "load": level_detail(load) if facet(str(result.get("suite"))).levels else None,
         "transcript": label(result.get("transcript_file") or ""),
-        "run": label(result.get("run_index", "—")),
-        "hash": label(result.get("task_hash") or ""),
+        "run": _shown(str(result.get("run_index", "—")), NAME_CAP),  # label's, kept
+        "hash": _shown(str(result.get("task_hash") or ""), NAME_CAP),
     }
 
 

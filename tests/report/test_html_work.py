@@ -106,3 +106,16 @@ def test_a_row_is_written_as_json_writes_it(figure: float | None) -> None:
     row = ["m", "a", "—", "reasoning", "t<0>", "pass", "", figure, figure, "1/1",
            "2026-11-30T10:00:00Z", "", 3, "—"]
     assert viewer.row_text(row) == viewer._safe(viewer._dumps(row))
+
+
+def test_a_text_kept_for_the_next_attempt_is_short() -> None:
+    """The attack on memory: notes and check messages of megabytes in every file. A text's
+    printable form is kept for the attempts that repeat it only when it is short
+    (SHOWN_KEPT characters): the long ones are made each time, never kept."""
+    viewer._kept_printable.cache_clear()
+    long_text = "\u202e" + "x" * (viewer.SHOWN_KEPT + 1)
+    assert viewer._shown(long_text, 50) == viewer.printable(long_text, 50)
+    assert viewer._kept_printable.cache_info().currsize == 0
+    assert viewer._shown("expected 42\n", 300) == viewer.printable("expected 42\n", 300)
+    assert viewer._shown("expected 42\n", 300) == "expected 42⏎"
+    assert viewer._kept_printable.cache_info().hits == 1
