@@ -306,6 +306,7 @@ class Spool:
         self._file = file
         self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
         self._failed = False
+        self._read = False  # read since the last write: the next write seeks to the end
 
     def add(self, record: Record, result: Json) -> None:
         if self._failed or record.path is None:
@@ -320,6 +321,9 @@ class Spool:
         # written as it is, never parsed and encoded again
         text = _safe(_compact(joined(part, str(record.answer_excerpt or ""), None, STATIC)))
         try:
+            if self._read:
+                self._file.seek(0, os.SEEK_END)
+                self._read = False
             at = self._file.tell()
             # JSON text holds no raw newline: one line each (a lone surrogate, which
             # textsafe escapes, would still round-trip)
@@ -340,9 +344,9 @@ class Spool:
         if found is None:
             return None
         try:
+            self._read = True
             self._file.seek(found)
             line = self._file.readline()
-            self._file.seek(0, os.SEEK_END)
         except OSError:  # a write that failed only when flushed
             self._fail()
             return None

@@ -119,3 +119,41 @@ def test_a_text_kept_for_the_next_attempt_is_short() -> None:
     assert viewer._shown("expected 42\n", 300) == viewer.printable("expected 42\n", 300)
     assert viewer._shown("expected 42\n", 300) == "expected 42⏎"
     assert viewer._kept_printable.cache_info().hits == 1
+
+
+def test_a_spool_written_after_it_was_read_keeps_every_part(tmp_path: Path) -> None:
+    """The attack on the spool's bookkeeping: a part read back (the file's position moved
+    into the middle) and then more added. Each addition still lands at the end: every part
+    reads back whole, the first as it was."""
+    folder = write(tmp_path / "results", [attempt("alpha", f"t{i}", "fail") for i in range(3)])
+    records = result_module.load_records([folder]).records
+    data = {r.path: json.loads(r.path.read_text()) for r in records if r.path is not None}
+    spool = viewer.Spool(io.BytesIO())
+    spool.add(records[0], data[records[0].path])
+    spool.add(records[1], data[records[1].path])
+    first = spool.text(records[0])
+    spool.add(records[2], data[records[2].path])
+    assert spool.text(records[0]) == first
+    shown = [json.loads(str(spool.text(r)))["hash"] for r in records]
+    assert shown == [r.task_hash for r in records]
+
+
+def test_the_task_table_is_made_once_a_page(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack on the cost: the heat map and the sample browser's pins each made the
+    task table of every attempt (two passes over 100,000 attempts); now one."""
+    from benchrig.report import render_html
+    from benchrig.report.build import build
+
+    folder = write(tmp_path / "results", [attempt("alpha", f"t{i}", "pass") for i in range(3)])
+    report = build(result_module.load_records([folder]).records)
+    made = []
+    table = render_html.task_table
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(1)
+        return table(*args, **kwargs)
+
+    monkeypatch.setattr(render_html, "task_table", counted)
+    page = "".join(render_html.render_html_parts(report))
+    assert len(made) == 1 and 't2' in page
