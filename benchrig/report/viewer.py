@@ -295,12 +295,14 @@ def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Js
 
 
 class Spool:
-    """Each attempt's `result_part` for a static page, made as its file is read (the one
-    read: `result.load_records`' `also`) and kept in a private temporary file, not in
-    memory (100,000 attempts' parts are 100 MB and more); read back one at a time as the
-    page is written. Keyed by the file it came from; `file`: a private temporary file
-    (tempfile.TemporaryFile), which its caller closes. A file that fails (a full disk)
-    holds nothing from then on: each drill-down is made by reading its file again."""
+    """Each attempt's drill-down for a static page (its `result_part` joined with its
+    excerpt), made as its file is read (the one read: `result.load_records`' `also`) as the
+    text the page's island holds, and kept in a private temporary file, not in memory
+    (100,000 attempts' are 100 MB and more); read back one at a time as the page is written,
+    as it is (`text`), or parsed where a sidecar joins it (`part`). Keyed by the file it
+    came from; `file`: a private temporary file (tempfile.TemporaryFile), which its caller
+    closes. A file that fails (a full disk) holds nothing from then on: each drill-down is
+    made by reading its file again."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self._file = file
