@@ -157,3 +157,33 @@ def test_the_task_table_is_made_once_a_page(tmp_path: Path,
     monkeypatch.setattr(render_html, "task_table", counted)
     page = "".join(render_html.render_html_parts(report))
     assert len(made) == 1 and 't2' in page
+
+
+def test_a_panel_asks_each_suite_once_not_each_attempt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack on the cost: the tool-use and context panels asked the suite registry for
+    every attempt of every model row (200,000 look-ups for a 100,000-attempt page). Now each
+    distinct suite of a row once; the same rows chosen, in their order."""
+    from benchrig.report import panels
+    from benchrig.report.grouping import grouped
+
+    folder = write(tmp_path / "results", [
+        attempt("alpha", f"t{i}", "pass", suite="tool_use" if i % 2 else "reasoning")
+        for i in range(30)])
+    records = result_module.load_records([folder]).records
+    groups = grouped(records)
+    own = panels.panel("tool_use")
+    expected = [r for r in groups[0].results if panels.panel(r.suite) is own]
+    asked: list[str] = []
+    lookup = panels.panel
+
+    def counted(name: str) -> Any:
+        asked.append(name)
+        return lookup(name)
+
+    monkeypatch.setattr(panels, "panel", counted)
+    assert panels.shown_by(groups[0].results, own) == expected
+    assert sorted(asked) == ["reasoning", "tool_use"]
+    asked.clear()
+    assert panels.tool_rates(groups, own)[0]["name"].startswith("alpha")
+    assert len(asked) == 2
