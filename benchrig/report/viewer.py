@@ -294,6 +294,9 @@ def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Js
                   sidecar, caps)
 
 
+LINE_BITS = 40  # of a spooled line's place: its length (a line is far below a TiB)
+
+
 class Spool:
     """Each attempt's drill-down for a static page (its `result_part` joined with its
     excerpt), made as its file is read (the one read: `result.load_records`' `also`) as the
@@ -306,9 +309,16 @@ class Spool:
 
     def __init__(self, file: IO[bytes]) -> None:
         self._file = file
-        self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
+        # where its line starts and how long it is, as one int (LINE_BITS for the length):
+        # 100,000 of them
+        self._at: dict[Path, int] = {}
         self._failed = False
         self._read = False  # read since the last write: the next write seeks to the end
+        self._unflushed = False  # written since the last flush: flushed before a pread
+        try:  # a file on the disk is read back by position, one exact read a line
+            self._fd: int | None = file.fileno()
+        except (OSError, ValueError):  # in memory (io.UnsupportedOperation is both)
+            self._fd = None
 
     def add(self, record: Record, result: Json) -> None:
         if self._failed or record.path is None:
@@ -329,11 +339,14 @@ class Spool:
             at = self._file.tell()
             # JSON text holds no raw newline: one line each (a lone surrogate, which
             # textsafe escapes, would still round-trip)
-            self._file.write(text.encode("utf-8", "surrogatepass") + b"\n")
+            line = text.encode("utf-8", "surrogatepass") + b"\n"
+            self._file.write(line)
+            self._unflushed = True
         except OSError:
             self._fail()
             return
-        self._at[record.path] = at
+        if len(line) < 1 << LINE_BITS:  # always: a result file is at most 16 MiB
+            self._at[record.path] = at << LINE_BITS | len(line)
 
     def _fail(self) -> None:
         self._failed = True
@@ -345,14 +358,21 @@ class Spool:
         found = self._at.get(record.path) if record.path is not None else None
         if found is None:
             return None
+        at, size = found >> LINE_BITS, found & ((1 << LINE_BITS) - 1)
         try:
-            self._read = True
-            self._file.seek(found)
-            line = self._file.readline()
+            if self._unflushed:
+                self._file.flush()
+                self._unflushed = False
+            if self._fd is not None:  # one read of the line's bytes, the position kept
+                line = os.pread(self._fd, size, at)
+            else:
+                self._read = True
+                self._file.seek(at)
+                line = self._file.read(size)
         except OSError:  # a write that failed only when flushed
             self._fail()
             return None
-        if not line.endswith(b"\n"):  # cut short by a failed write
+        if len(line) != size or not line.endswith(b"\n"):  # cut short by a failed write
             self._fail()
             return None
         return Encoded(line[:-1].decode("utf-8", "surrogatepass"))

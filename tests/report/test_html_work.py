@@ -121,20 +121,26 @@ def test_a_text_kept_for_the_next_attempt_is_short() -> None:
     assert viewer._kept_printable.cache_info().hits == 1
 
 
-def test_a_spool_written_after_it_was_read_keeps_every_part(tmp_path: Path) -> None:
-    """The attack on the spool's bookkeeping: a part read back (the file's position moved
-    into the middle) and then more added. Each addition still lands at the end: every part
-    reads back whole, the first as it was."""
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_a_spool_written_after_it_was_read_keeps_every_part(tmp_path: Path,
+                                                           on_disk: bool) -> None:
+    """The attack on the spool's bookkeeping: a part read back (in memory the file's position
+    moved into the middle; on the disk a line still in the write buffer) and then more
+    added. Each addition still lands at the end: every part reads back whole, the first as
+    it was."""
+    import tempfile
+
     folder = write(tmp_path / "results", [attempt("alpha", f"t{i}", "fail") for i in range(3)])
     records = result_module.load_records([folder]).records
     data = {r.path: json.loads(r.path.read_text()) for r in records if r.path is not None}
-    spool = viewer.Spool(io.BytesIO())
-    spool.add(records[0], data[records[0].path])
-    spool.add(records[1], data[records[1].path])
-    first = spool.text(records[0])
-    spool.add(records[2], data[records[2].path])
-    assert spool.text(records[0]) == first
-    shown = [json.loads(str(spool.text(r)))["hash"] for r in records]
+    with tempfile.TemporaryFile() if on_disk else io.BytesIO() as file:
+        spool = viewer.Spool(file)
+        spool.add(records[0], data[records[0].path])
+        spool.add(records[1], data[records[1].path])
+        first = spool.text(records[0])
+        spool.add(records[2], data[records[2].path])
+        assert spool.text(records[0]) == first
+        shown = [json.loads(str(spool.text(r)))["hash"] for r in records]
     assert shown == [r.task_hash for r in records]
 
 
