@@ -8,7 +8,8 @@ measure (`cd TREE && PYTHONPATH=. .venv/bin/python …/html_steps.py FOLDER`): t
 are a bare read (`json.loads` of every file), the records lean (summary's) and whole
 (report's), whole with each drill-down spooled as the file is read (`viewer.Spool.add`),
 `build` (groups, table rows, scorecards), the page's head (`render_html.context`), the
-sample browser's rows and drill-downs (`island_parts`) and the whole page written.
+sample browser's rows and drill-downs (`island_parts`) and the whole page written, the
+records frozen out of the collector's sight before these, as the command does.
 Whole-process ratios are bench/summary.py's; these say which part is which (issue 27).
 """
 
@@ -30,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from benchrig.report import render_html  # noqa: E402
 from benchrig.report.build import build  # noqa: E402
 from benchrig.report.viewer import Spool, island_parts  # noqa: E402
-from benchrig.resultio.files import load_records  # noqa: E402
+from benchrig.resultio.files import freeze_loaded, load_records  # noqa: E402
 
 Timer = Callable[[str, Callable[[], Any]], Any]
 
@@ -45,6 +46,7 @@ def one_round(folder: Path, page_file: Path, timed: Timer) -> None:
         spool = Spool(file)
         records = timed("records, whole + Spool.add",
                         lambda: load_records([folder], spool.add, True)).records
+        freeze_loaded(False)  # as the command does: no collection walks the records again
         report = timed("build", lambda: build(records))
         timed("page head (context)", lambda: render_html.context(report, data=""))
         timed("rows and drill-downs (island)", lambda: sum(
@@ -55,6 +57,7 @@ def one_round(folder: Path, page_file: Path, timed: Timer) -> None:
                 out.writelines(render_html.render_html_parts(report, spool=spool))
 
         timed("whole page written", page)
+    gc.unfreeze()
 
 
 def main() -> None:
