@@ -100,6 +100,13 @@ class ToolUsePanel(Panel):
         return {"tool_rates": tool_rates(groups, self)}
 
 
+def shown_by(results: list[Record], own: Panel) -> list[Record]:
+    """The results of the suites whose figures `own` shows, in their order: each suite's
+    panel asked once, not once a result (100,000 registry look-ups a panel)."""
+    suites = {suite for suite in {r.suite for r in results} if panel(suite) is own}
+    return [r for r in results if r.suite in suites]
+
+
 def tool_json(figures: ToolFigures) -> Json:
     """Each tool-use rate by its name (as the CSV's `tool_use_<rate>`), with its counts."""
     rates = {name: getattr(figures, name) for name in TOOL_RATES}
@@ -113,7 +120,7 @@ def tool_rates(groups: list[Group], own: Panel) -> list[Json]:
     with an empty denominator is n/a, drawn as no bar)."""
     rows = []
     for i, group in enumerate(groups):
-        tools = [r for r in group.results if panel(r.suite) is own]
+        tools = shown_by(group.results, own)
         if not tools:
             continue
         f = tool_figures(tools)
@@ -193,7 +200,7 @@ def context_chart(groups: list[Group], own: Panel) -> Json | None:
     one per attempt at the sum of its windows). None when no row has a step."""
     series = []
     for i, group in enumerate(groups):
-        steps = context_figures([r for r in group.results if panel(r.suite) is own]).steps
+        steps = context_figures(shown_by(group.results, own)).steps
         windows: dict[int, list[StepFigures]] = {}
         for step in steps:
             windows.setdefault(step.window, []).append(step)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import jinja2
 
 from benchrig.report.build import Report
-from benchrig.report.by_task import Cell, task_table
+from benchrig.report.by_task import Cell, TaskTable, task_table
 from benchrig.report.chart import CHART_WIDTH, ROW, Bar, colour
 from benchrig.report.disagreed import DISAGREE_NOTE
 from benchrig.report.facets import facet, in_order, registered
@@ -33,7 +33,7 @@ from benchrig.report.render_json import task_counts
 from benchrig.report.scorecard import ModelCard
 from benchrig.report.select import changed_tasks
 from benchrig.report.stats import Estimate, pass_rate
-from benchrig.report.viewer import Spool, island_parts, payload_parts
+from benchrig.report.viewer import Spool, island_parts, payload_parts, row_text
 from benchrig.resultio.record import Record
 from benchrig.textsafe import label, printable
 
@@ -96,15 +96,17 @@ def _heat(cell: Cell | None) -> str:
 def context(report: Report, filters: str = "", served: bool = False,
             packs: tuple[str, ...] = (),
             sidecar_of: Callable[[Record], Json | None] | None = None,
-            data: str | None = None, spool: Spool | None = None) -> Json:
+            data: str | None = None, spool: Spool | None = None,
+            table: TaskTable | None = None) -> Json:
     """Everything the template shows, computed and made safe here (`served`: the page is
     `benchrig view`'s, which sends each attempt's details on demand; `packs`: each imported
     pack's own score line, pass@k over its problems, shown apart from the suites' rates;
     `data`: what stands for the sample browser's data, which `render_html_parts` writes
-    in pieces; by default the data itself)."""
+    in pieces; by default the data itself; `table`: the groups' task table where the caller
+    made it already)."""
     groups = report.groups
     names = [label(f"{g.name} · {g.agent}") for g in groups]
-    table = task_table(groups)
+    table = table if table is not None else task_table(groups)
     everything = [r for g in groups for r in g.results]
     cards: list[Json] = []
     rates = [_by_suite(group, card) for group, card in zip(groups, report.cards, strict=True)]
@@ -147,7 +149,7 @@ def context(report: Report, filters: str = "", served: bool = False,
         # the heat map's links (#gN-tM) pin the sample browser to one row's task: the page's
         # script renders that drill-down from the data, none is written here twice
         "data": "" if served else data if data is not None else "".join(
-            island_parts(_data(report, sidecar_of, spool))),
+            island_parts(_data(report, sidecar_of, spool, table))),
         "heat": {"columns": [{"name": n, "id": f"g{i}"} for i, n in enumerate(names)],
                  "rows": [{"suite": label(s), "task": label(t), "id": i,
                            "differs": table.differs((s, t)),
@@ -190,15 +192,16 @@ def _policy(style: str, script: str, served: bool, frames: bool = False) -> str:
 
 
 def _data(report: Report, sidecar_of: Callable[[Record], Json | None] | None,
-          spool: Spool | None = None) -> dict[str, Any]:
+          spool: Spool | None = None, table: TaskTable | None = None) -> dict[str, Any]:
     """The sample browser's data for a static page, its rows and details as iterators
     (the details' result parts from `spool` where it holds them: files read once)."""
     groups = report.groups
-    table = task_table(groups)
+    table = table if table is not None else task_table(groups)
     # a sweep's levels are results too: listed after the attempts, in no model row
     rows: list[int | None] = [i for i, g in enumerate(groups) for _ in g.results]
-    return {**payload_parts([r for g in groups for r in g.results] + report.levels, True,
-                            sidecar_of, rows + [None] * len(report.levels), spool),
+    parts = payload_parts([r for g in groups for r in g.results] + report.levels, True,
+                          sidecar_of, rows + [None] * len(report.levels), spool)
+    return {**parts, "rows": map(row_text, parts["rows"]),  # encoded the fast way
             "served": False,
             "pins": {"groups": [label(f"{g.name} · {g.agent}") for g in groups],
                      "tasks": [[label(s), label(t)] for s, t in table.tasks]}}
@@ -216,15 +219,16 @@ def render_html_parts(report: Report, filters: str = "", served: bool = False,
     """`render_html`'s page in pieces, the sample browser's data an attempt at a time: a
     report over 100,000 results never holds its page (hundreds of MB) in memory."""
     template, style, script = _page("report.html.j2")
+    table = task_table(report.groups)  # the heat map's and the browser's pins: made once
     page = template.render(**context(report, filters, served, packs, sidecar_of,
-                                     data=_MARK),
+                                     data=_MARK, table=table),
                            style=style, script=script, policy=_policy(style, script, served))
     if served:
         yield page
         return
     head, tail = page.split(_MARK)
     yield head
-    yield from island_parts(_data(report, sidecar_of, spool))
+    yield from island_parts(_data(report, sidecar_of, spool, table))
     yield tail
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from benchrig.report.disagreed import disagreement
 from benchrig.report.facets import facet
 from benchrig.resultio.files import Unreadable, read_valid
 from benchrig.resultio.record import Record, to_json
-from benchrig.textsafe import label, printable, printable_lines
+from benchrig.textsafe import NAME_CAP, PRINT_CAP, label, printable, printable_lines
 
 Json = dict[str, Any]
 SIDECAR_CAP = 1 << 20  # characters of a transcript sidecar read (a context prompt is long)
@@ -57,6 +58,20 @@ def _name(value: str) -> str:
     return label(value)
 
 
+SHOWN_KEPT = 400  # characters of a text whose printable form is kept for the next attempt
+
+
+@functools.lru_cache(maxsize=4096)
+def _kept_printable(text: str, limit: int) -> str:
+    return printable(text, limit)
+
+
+def _shown(text: str, limit: int = PRINT_CAP) -> str:
+    """`printable(text, limit)`, kept for a text that repeats over attempts (a note, a check's
+    message, a task's hash): a short one only, so what is kept stays small."""
+    return _kept_printable(text, limit) if len(text) <= SHOWN_KEPT else printable(text, limit)
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -78,6 +93,15 @@ def row(result: Record, searchable: bool = True, group: int | None = None) -> li
             _number(metrics.get("ttft_ms")), _number(metrics.get("tokens_per_s")),
             f"{result.checks.passed}/{result.checks.total}",
             label(result.started_at or ""), answer, group, _sample(result)]
+
+
+def row_text(found: list[Any]) -> Encoded:
+    """A `row` as the island holds it, by orjson where that writes json's text (a row's
+    two figures finite: one rounded to 0.1 has no exponent orjson writes otherwise)."""
+    ttft, rate = found[7], found[8]
+    if (ttft is None or math.isfinite(ttft)) and (rate is None or math.isfinite(rate)):
+        return Encoded(_safe(_compact(found)))
+    return Encoded(_safe(_dumps(found)))
 
 
 def _sample(result: Record) -> str:
@@ -102,25 +126,58 @@ def whole(record: Record) -> Json:
     return {**data, "metrics": credible(data["metrics"])}
 
 
+_NOT_ROWS = frozenset(("rejected", "partial", "disagreement"))  # listed after, with why
+# Each set of figure names met (one per driver and version, a handful a folder) → per row its
+# shown name, where its value is and where its source is (`<name>_source`, when the set has
+# one), made once: a report's 100,000 attempts share them. Bounded: a folder of hand-made
+# files with ever new names makes the rest of them figure by figure.
+Plan = tuple[tuple[str, int, int | None], ...]
+_PLANS: dict[tuple[Any, ...], Plan] = {}
+PLANS_CAP = 256
+PLAN_CHARACTERS = 4096  # of the names of one set: a set kept is a set of names
+
+
+def _plan(names: tuple[Any, ...]) -> Plan:
+    """The rows of a metrics dict keyed `names`, in its order: each figure's shown name,
+    its index and its source's index; none for a source, nor for the rejected, partial or
+    disagreement lists (their rows follow, with why)."""
+    found = _PLANS.get(names)
+    if found is None:
+        at = {name: index for index, name in enumerate(names)}
+        found = tuple((label(str(name)), index, at.get(f"{name}_source"))
+                      for index, name in enumerate(names)
+                      if name not in _NOT_ROWS and not str(name).endswith("_source"))
+        if len(_PLANS) < PLANS_CAP and sum(len(str(n)) for n in names) <= PLAN_CHARACTERS:
+            _PLANS[names] = found
+    return found
+
+
 def _metrics(metrics: Json) -> list[list[str]]:
     """Each figure with its source (a `<name>_source` key) and any rejected or partial
     figure with why, and any the agent's own report disagreed on with both values, as
     name/value/source rows."""
     rejected: Json = metrics["rejected"] if isinstance(metrics.get("rejected"), dict) else {}
     partial: Json = metrics["partial"] if isinstance(metrics.get("partial"), dict) else {}
+    values = list(metrics.values())
     rows = []
-    for name, value in metrics.items():
-        if name.endswith("_source") or name in ("rejected", "partial", "disagreement"):
-            continue
-        if isinstance(value, float):
+    for name, at, source_at in _plan(tuple(metrics)):
+        value = values[at]
+        kind = type(value)  # JSON's own types first: twenty figures an attempt, 100,000s
+        if kind is float:
             shown = f"{value:.6g}"
-        elif value is None or isinstance(value, bool | int):
+        elif value is None:
+            shown = "None"
+        elif kind is int or kind is bool:
+            shown = str(value)
+        elif isinstance(value, float):
+            shown = f"{value:.6g}"
+        elif isinstance(value, bool | int):
             shown = str(value)
         else:  # text or a nested object (the engine's counters): outside text
             shown = printable(value if isinstance(value, str) else
                               json.dumps(value), 400)
-        source = metrics.get(f"{name}_source")
-        rows.append([_name(str(name)), shown, "" if source is None else _name(str(source))])
+        source = None if source_at is None else values[source_at]
+        rows.append([name, shown, "" if source is None else _name(str(source))])
     for name, why in list(rejected.items())[:20]:
         rows.append([label(name), "rejected", printable(str(why), MESSAGE_CAP)])
     for name, why in list(partial.items())[:20]:
@@ -175,6 +232,16 @@ def _json(value: Any, limit: int) -> str:
     return printable_lines(json.dumps(value, indent=1, ensure_ascii=False), limit)
 
 
+def _check(found: Json) -> list[Any]:
+    """One check's row: name (a name: repeats over attempts), passed, message."""
+    name = found.get("name", "")
+    message = found.get("message", "")
+    # a name as long as a name is kept (_name's cache holds no text of megabytes)
+    return [_name(name) if type(name) is str and len(name) <= NAME_CAP else label(name),
+            bool(found.get("passed")),
+            "" if message == "" else _shown(str(message), MESSAGE_CAP)]
+
+
 def result_part(result: Json, caps: Caps = STATIC) -> Json:
     """What the drill-down shows from the result file itself (its figures the credible
     ones), bounded by `caps`: made while the file is in hand, so no file is read twice."""
@@ -184,19 +251,17 @@ def result_part(result: Json, caps: Caps = STATIC) -> Json:
     if isinstance(load, dict) and "samples" in load:  # thousands of numbers: not the cap's
         evidence = {**evidence, "load": {k: v for k, v in load.items() if k != "samples"}}
     return {
-        "notes": printable(str(result.get("notes") or "")),
-        "error": printable(f"{error.get('kind')}: {error.get('message', '')}"
-                           + ("" if counts_against_model(result)
-                              else " (not counted against the model)")) if error else "",
-        "checks": [[label(d.get("name", "")), bool(d.get("passed")),
-                    printable(str(d.get("message", "")), MESSAGE_CAP)]
-                   for d in (result.get("checks") or {}).get("details", [])[:200]],
+        "notes": _shown(str(result.get("notes") or "")),
+        "error": _shown(f"{error.get('kind')}: {error.get('message', '')}"
+                        + ("" if counts_against_model(result)
+                           else " (not counted against the model)")) if error else "",
+        "checks": [_check(d) for d in (result.get("checks") or {}).get("details", [])[:200]],
         "metrics": _metrics(result.get("metrics") or {}),
         "evidence": _json(evidence, caps.evidence) if evidence else "",
         "load": level_detail(load) if facet(str(result.get("suite"))).levels else None,
         "transcript": label(result.get("transcript_file") or ""),
-        "run": label(result.get("run_index", "—")),
-        "hash": label(result.get("task_hash") or ""),
+        "run": _shown(str(result.get("run_index", "—")), NAME_CAP),  # label's, kept
+        "hash": _shown(str(result.get("task_hash") or ""), NAME_CAP),
     }
 
 
@@ -229,60 +294,100 @@ def detail(result: Json, sidecar: Json | None = None, caps: Caps = SERVED) -> Js
                   sidecar, caps)
 
 
+LINE_BITS = 40  # of a spooled line's place: its length (a line is far below a TiB)
+
+
 class Spool:
-    """Each attempt's `result_part` for a static page, made as its file is read (the one
-    read: `result.load_records`' `also`) and kept in a private temporary file, not in
-    memory (100,000 attempts' parts are 100 MB and more); read back one at a time as the
-    page is written. Keyed by the file it came from; `file`: a private temporary file
-    (tempfile.TemporaryFile), which its caller closes. A file that fails (a full disk)
-    holds nothing from then on: each drill-down is made by reading its file again."""
+    """Each attempt's drill-down for a static page (its `result_part` joined with its
+    excerpt), made as its file is read (the one read: `result.load_records`' `also`) as the
+    text the page's island holds, and kept in a private temporary file, not in memory
+    (100,000 attempts' are 100 MB and more); read back one at a time as the page is written,
+    as it is (`text`), or parsed where a sidecar joins it (`part`). Keyed by the file it
+    came from; `file`: a private temporary file (tempfile.TemporaryFile), which its caller
+    closes. A file that fails (a full disk) holds nothing from then on: each drill-down is
+    made by reading its file again."""
 
     def __init__(self, file: IO[bytes]) -> None:
         self._file = file
-        self._at: dict[Path, int] = {}  # where its line starts: an int, 100,000 of them
+        # where its line starts and how long it is, as one int (LINE_BITS for the length):
+        # 100,000 of them
+        self._at: dict[Path, int] = {}
         self._failed = False
+        self._read = False  # read since the last write: the next write seeks to the end
+        self._unflushed = False  # written since the last flush: flushed before a pread
+        try:  # a file on the disk is read back by position, one exact read a line
+            self._fd: int | None = file.fileno()
+        except (OSError, ValueError):  # in memory (io.UnsupportedOperation is both)
+            self._fd = None
 
     def add(self, record: Record, result: Json) -> None:
         if self._failed or record.path is None:
             return
-        part = result_part({**result, "metrics": credible(result["metrics"])}, STATIC)
+        figures = result["metrics"]
+        # The record's figures came through credible(): without a "rejected" there it
+        # refused none, and the file's own are the credible ones (no second pass).
+        if "rejected" in record.metrics:
+            figures = credible(figures)
+        part = result_part({**result, "metrics": figures}, STATIC)
+        # kept as the page writes it when no sidecar joins it (all but SIDECAR_ATTEMPTS):
+        # written as it is, never parsed and encoded again
+        text = _safe(_compact(joined(part, str(record.answer_excerpt or ""), None, STATIC)))
         try:
-            text = orjson.dumps(part)
-        except TypeError:  # a lone surrogate (textsafe escapes them: never, but exactly)
-            text = json.dumps(part).encode()
-        try:
+            if self._read:
+                self._file.seek(0, os.SEEK_END)
+                self._read = False
             at = self._file.tell()
-            self._file.write(text + b"\n")  # JSON text holds no raw newline: one line each
+            # JSON text holds no raw newline: one line each (a lone surrogate, which
+            # textsafe escapes, would still round-trip)
+            line = text.encode("utf-8", "surrogatepass") + b"\n"
+            self._file.write(line)
+            self._unflushed = True
         except OSError:
             self._fail()
             return
-        self._at[record.path] = at
+        if len(line) < 1 << LINE_BITS:  # always: a result file is at most 16 MiB
+            self._at[record.path] = at << LINE_BITS | len(line)
 
     def _fail(self) -> None:
         self._failed = True
         self._at.clear()
 
-    def part(self, record: Record) -> Json | None:
-        """The record's part, or None when it is not here (a record made in memory, a
-        spool that failed)."""
+    def text(self, record: Record) -> Encoded | None:
+        """The record's drill-down without a sidecar, as the page's data holds it; None
+        when it is not here (a record made in memory, a spool that failed)."""
         found = self._at.get(record.path) if record.path is not None else None
         if found is None:
             return None
+        at, size = found >> LINE_BITS, found & ((1 << LINE_BITS) - 1)
         try:
-            self._file.seek(found)
-            text = self._file.readline()
-            self._file.seek(0, os.SEEK_END)
+            if self._unflushed:
+                self._file.flush()
+                self._unflushed = False
+            if self._fd is not None:  # one read of the line's bytes, the position kept
+                line = os.pread(self._fd, size, at)
+            else:
+                self._read = True
+                self._file.seek(at)
+                line = self._file.read(size)
         except OSError:  # a write that failed only when flushed
             self._fail()
             return None
+        if len(line) != size or not line.endswith(b"\n"):  # cut short by a failed write
+            self._fail()
+            return None
+        return Encoded(line[:-1].decode("utf-8", "surrogatepass"))
+
+    def part(self, record: Record) -> Json | None:
+        """The record's part (its drill-down without a sidecar, which holds every key of
+        its `result_part`), or None when it is not here."""
+        text = self.text(record)
+        if text is None:
+            return None
         try:
-            part: Json = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            try:
-                part = json.loads(text)
-            except ValueError:  # cut short by a failed write
-                self._fail()
-                return None
+            part: Json = json.loads(text)
+        except ValueError:  # never: the spool wrote it
+            self._fail()
+            return None
         return part
 
 
@@ -322,6 +427,23 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _compact(value: Any) -> str:
+    """`_dumps(value)` of a drill-down (text, flags, whole numbers, lists and objects keyed
+    by text; no float, whose form orjson writes otherwise), by orjson: the same text,
+    about 15 times faster."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # a lone surrogate, an integer past 64 bits: json writes them
+        return _dumps(value)
+
+
+class Encoded(str):
+    """A value already written as the island holds it (`_safe(_dumps(value))`): a spooled
+    drill-down, which `island_parts` writes as it is."""
+
+    __slots__ = ()
+
+
 def island(data: Json) -> str:
     """`data` as JSON safe inside `<script type="application/json">`: nothing in it can
     close the block or open a comment, whatever the outside text held."""
@@ -339,7 +461,8 @@ def island_parts(data: Mapping[str, Any | Iterator[Any]]) -> Iterator[str]:
             continue
         yield "["
         for at, item in enumerate(value):
-            yield ("," if at else "") + _safe(_dumps(item))
+            yield ("," if at else "") + (item if isinstance(item, Encoded)
+                                         else _safe(_dumps(item)))
         yield "]"
     yield "}"
 
@@ -388,8 +511,12 @@ def payload_parts(results: list[Record], embed_details: bool,
     chosen = {id(r) for r in sorted(results, key=lambda r: r.result == "pass")
               [:SIDECAR_ATTEMPTS]}
 
-    def one(r: Record) -> Json:
+    def one(r: Record) -> Json | Encoded:
         sidecar = read(r) if id(r) in chosen else None
+        if sidecar is None and spool is not None:  # as the spool wrote it: no work again
+            text = spool.text(r)
+            if text is not None:
+                return text
         part = spool.part(r) if spool is not None else None
         if part is None:  # one attempt's file read again at a time, never all at once
             return detail(whole(r), sidecar, STATIC)
