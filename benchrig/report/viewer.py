@@ -372,7 +372,9 @@ class Spool:
         except OSError:  # a write that failed only when flushed
             self._fail()
             return None
-        if len(line) != size or not line.endswith(b"\n"):  # cut short by a failed write
+        # cut short by a failed write, or not what the spool wrote: the island's text never
+        # holds a raw "<" (made \u003c when spooled), so a line that does is not taken
+        if len(line) != size or not line.endswith(b"\n") or b"<" in line:
             self._fail()
             return None
         return Encoded(line[:-1].decode("utf-8", "surrogatepass"))

@@ -119,6 +119,11 @@ def test_a_text_kept_for_the_next_attempt_is_short() -> None:
     assert viewer._shown("expected 42\n", 300) == viewer.printable("expected 42\n", 300)
     assert viewer._shown("expected 42\n", 300) == "expected 42⏎"
     assert viewer._kept_printable.cache_info().hits == 1
+    # a kept text keeps its caller's cap, the second time (from the cache) as the first
+    medium = "m" * (viewer.SHOWN_KEPT - 50)
+    for _ in range(2):
+        assert viewer._shown(medium, 300) == viewer.printable(medium, 300)
+        assert viewer._shown(medium, 300).endswith("more characters cut]")
 
 
 @pytest.mark.parametrize("on_disk", [False, True])
@@ -142,6 +147,28 @@ def test_a_spool_written_after_it_was_read_keeps_every_part(tmp_path: Path,
         assert spool.text(records[0]) == first
         shown = [json.loads(str(spool.text(r)))["hash"] for r in records]
     assert shown == [r.task_hash for r in records]
+
+
+def test_a_spool_line_holding_a_raw_angle_bracket_is_not_taken(tmp_path: Path) -> None:
+    """Spooled lines go into the page's <script> island as they are: one that was changed
+    on its way back (a raw "<", which the spool never writes) fails the spool, whose
+    callers then make the drill-down again from the file."""
+    import tempfile
+
+    folder = write(tmp_path / "results", [attempt("alpha", "t1", "fail", notes="</script>")])
+    records = result_module.load_records([folder]).records
+    data = {r.path: json.loads(r.path.read_text()) for r in records if r.path is not None}
+    with tempfile.TemporaryFile() as file:
+        spool = viewer.Spool(file)
+        spool.add(records[0], data[records[0].path])
+        file.flush()
+        file.seek(0)
+        line = file.read()
+        assert b"<" not in line and b"\\u003c/script" in line
+        file.seek(0)
+        file.write(line.replace(b"\\u003c", b"<\\u03c", 1))  # same size, a raw "<"
+        file.flush()
+        assert spool.text(records[0]) is None
 
 
 def test_the_task_table_is_made_once_a_page(tmp_path: Path,

@@ -135,3 +135,19 @@ def test_shared_settings_and_checks_read_from_the_file_stay_apart_by_type() -> N
     assert from_json(r).settings == from_json(r).settings
     assert from_json(r).settings is not from_json(r).settings
     assert from_json(r).checks is not from_json(r).checks
+
+
+def test_each_suite_is_read_whole_or_lean_by_its_own_answer(tmp_path: Path) -> None:
+    """Asked once a suite, each suite keeps its own answer: a folder mixing a suite read
+    whole (a plugin's own figures read its notes) with lean ones, in any order."""
+    suites = ["coding", "plugin_suite", "coding", "extraction", "plugin_suite", "extraction"]
+    results = []
+    for i, suite in enumerate(suites):
+        result = attempt("alpha", f"t{i}", "fail", notes=f"notes {i}")
+        result["suite"] = suite
+        results.append(result)
+    folder = write(tmp_path / "results", results)
+    loaded = load_records([folder], whole=lambda suite: suite == "plugin_suite")
+    kept = {(r.suite, r.notes) for r in loaded.records}
+    assert kept == {("coding", ""), ("extraction", ""), ("plugin_suite", "notes 1"),
+                    ("plugin_suite", "notes 4")}

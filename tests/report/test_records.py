@@ -125,9 +125,14 @@ def test_every_declared_field_is_read_from_its_own_key(tmp_path: Path) -> None:
                 transcript_file="t1.transcript.json", sample_id="s-7", provider="local",
                 finish_reason="length", answer_excerpt="the excerpt", notes="the notes",
                 evidence={"tool_use": {"counts": {"call_turns": 2}}})
+    r.update(driver="the-driver", truncated=False, error={"kind": "model", "message": "m"})
     record = from_json(r, tmp_path / "r.json")
     computed = {"metrics", "checks", "settings", "evidence", "path"}
     plain = [f.name for f in fields(Record) if f.name not in computed]
+    # every plain field a value of its own (by type too): a swap of any two shows
+    values = [(type(r[name]), repr(r[name])) for name in plain]
+    assert len(set(values)) == len(values), [n for n, v in zip(plain, values, strict=True)
+                                             if values.count(v) > 1]
     assert {name: getattr(record, name) for name in plain} == {name: r[name] for name in plain}
     assert record.path == tmp_path / "r.json"
     assert record.checks.names == ("answer",) and record.settings["temperature"] == \

@@ -206,6 +206,11 @@ def test_runs_by_run_index_are_the_order_run_order_gives() -> None:
                  ("t1", 1, 3, "pass"), ("t2", 0, 2, "pass"), ("t2", 0, 1, "fail"),
                  ("t3", 1, 0, "pass"), ("t3", 0, 4, "fail")]]
     given[-1].pop("run_index")  # t3: one result without its index
+    # t4: two results tied on index and start time, their run ids in reverse file order
+    for run_id, outcome in [("ffffffffffff", "pass"), ("000000000000", "fail")]:
+        tied = attempt("alpha", "t4", outcome, run=0, started="2026-11-30T12:00:00Z")
+        tied["run_id"] = run_id
+        given.append(tied)
     records = as_records(given)
     per_task: dict[str, list[object]] = {}
     for r in records:
@@ -218,7 +223,9 @@ def test_runs_by_run_index_are_the_order_run_order_gives() -> None:
             expected[k].append(r)
     assert by_run(records) == expected
     assert [[r.run_index for r in run] for run in by_run(records)] == \
-        [[0, 0, None], [1, 0, 1], [1], [2]]
+        [[0, 0, None, 0], [1, 0, 1, 0], [1], [2]]
+    assert [r.run_id for run in by_run(records) for r in run if r.task == "t4"] == \
+        ["000000000000", "ffffffffffff"]
 
 
 def test_finish_reasons_are_counted_as_shown() -> None:
