@@ -17,24 +17,27 @@ from collections.abc import Callable
 from types import TracebackType
 
 from benchrig.core.errors import SandboxError
+from benchrig.sandbox.census import Census
 from benchrig.sandbox.confinement import Confinement, detect
 from benchrig.sandbox.process import Box, CandidateProcess, Limits
 
 MODULE_FILE = "solution.py"  # the candidate's module, as the coding checks name it
 
 
-def start(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
+def start(confinement: Confinement, limits: Limits, module_file: str,
+          census: Census | None = None) -> CandidateProcess:
     """Launch a sandbox now (its hello is read when it is first used), always from the one
     launcher thread (see `in_background`), whichever thread asks: a sandbox launched from
-    a check's short-lived thread was SIGKILLed by the kernel when that thread ended."""
+    a check's short-lived thread was SIGKILLed by the kernel when that thread ended. Its uid
+    comes from `census` (a pool's), else from a walk of /proc of its own."""
     if threading.current_thread() in _launcher:
-        return _launch(confinement, limits, module_file)
+        return _launch(confinement, limits, module_file, census)
     made: list[CandidateProcess] = []
     failed: list[BaseException] = []
 
     def launch() -> None:
         try:
-            made.append(_launch(confinement, limits, module_file))
+            made.append(_launch(confinement, limits, module_file, census))
         except BaseException as exc:  # raised in the asking thread
             failed.append(exc)
 
@@ -44,8 +47,9 @@ def start(confinement: Confinement, limits: Limits, module_file: str) -> Candida
     return made[0]
 
 
-def _launch(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
-    box = Box.create(confinement, module_file)
+def _launch(confinement: Confinement, limits: Limits, module_file: str,
+            census: Census | None) -> CandidateProcess:
+    box = Box.create(confinement, module_file, census)
     try:
         return CandidateProcess(box, limits)
     except BaseException:
@@ -133,6 +137,9 @@ class SandboxPool:
         self._unreaped = 0
         self._reaped = threading.Condition(self._lock)
         self._unclean: list[str] = []  # why a reaped sandbox could not be proven gone
+        # The last walk of /proc (a sweep's, on the reaper) serves the next uid allocation
+        # (on the launcher): one walk a sandbox instead of two (see census.py)
+        self.census = Census()
 
     @property
     def confinement(self) -> Confinement:
@@ -156,7 +163,7 @@ class SandboxPool:
                 counted = True
                 spare = self._next_spare(module_file)
             if spare is None:
-                taken = start(self.confinement, self.limits, module_file)
+                taken = start(self.confinement, self.limits, module_file, self.census)
                 break
             if spare.proc.poll() is None:
                 taken = spare
@@ -219,7 +226,7 @@ class SandboxPool:
             try:
                 # any failure (an OSError from a pipe or a folder too): the next attempt
                 # starts its own and reports why; a take waiting for this launch goes on
-                spare = start(self.confinement, self.limits, module_file)
+                spare = start(self.confinement, self.limits, module_file, self.census)
             except Exception:
                 spare = None
             with self._lock:
