@@ -70,12 +70,13 @@ class Census:
             self._unswept.add(uid)
         return uid
 
-    def sweep(self, uid: int, timeout_s: float = confinement.SWEEP_TIMEOUT_S) -> int:
-        """`confinement.sweep_uid`, each of its walks kept as the census; once the uid is
-        proven gone it is no longer kept out as unswept (a sweep that fails keeps it out)."""
-        killed = confinement.sweep_uid(uid, timeout_s, walk=self.walk)
+    def sweep(self, *uids: int, timeout_s: float = confinement.SWEEP_TIMEOUT_S) -> int:
+        """`confinement.sweep_uids` (one walk serves every uid), each of its walks kept as the
+        census; uids proven gone are no longer kept out as unswept (a sweep that fails keeps
+        them all out)."""
+        killed = confinement.sweep_uids(uids, timeout_s, walk=self.walk)
         with self._lock:
-            self._unswept.discard(uid)
+            self._unswept.difference_update(uids)
         return killed
 
 

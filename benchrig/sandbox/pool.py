@@ -100,6 +100,11 @@ def in_background(job: Callable[[], None]) -> threading.Event:
     return done
 
 
+def _why(exc: Exception) -> str:
+    """Why reaping a sandbox failed, as the pool reports it."""
+    return str(exc) if isinstance(exc, SandboxError) else f"reaping failed: {exc!r}"
+
+
 class SandboxPool:
     """The sandboxes of one run, all confined as `confinement` says, with `limits`.
 
@@ -265,21 +270,41 @@ class SandboxPool:
         return True
 
     def _reap_forever(self) -> None:
-        while (proc := self._reaping.get()) is not None:
-            problem: str | None = None
+        ending = False
+        while not ending:
+            batch = [self._reaping.get()]
+            while batch[-1] is not None:  # all that is queued: one walk of /proc sweeps them
+                try:
+                    batch.append(self._reaping.get_nowait())
+                except queue.Empty:
+                    break
+            if batch[-1] is None:
+                ending = True
+            self._reap([proc for proc in batch if proc is not None])
+
+    def _reap(self, batch: list[CandidateProcess]) -> None:
+        """Reap each of `batch` (all killed already), then sweep all their uids at once: the
+        sweep's walk still begins after every kill, and proves none of any uid is left."""
+        problems: list[str | None] = []
+        try:
+            for proc in batch:
+                try:
+                    problems.append(proc.reap(sweep=False))
+                except Exception as exc:
+                    problems.append(_why(exc))
+            uids = [proc.box.uid for proc in batch if proc.box.uid is not None]
             try:
-                problem = proc.reap()
-                proc.box.remove()
-            except SandboxError as exc:
-                problem = str(exc)
-            except Exception as exc:  # never lose the count: settle() would wait forever
-                problem = f"reaping failed: {exc!r}"
-            finally:
-                with self._lock:
-                    if problem is not None:
-                        self._unclean.append(problem)
-                    self._unreaped -= 1
-                    self._reaped.notify_all()
+                if uids:
+                    self.census.sweep(*uids)
+                for proc in batch:
+                    proc.box.remove()
+            except Exception as exc:
+                problems.append(_why(exc))
+        finally:  # never lose the count: settle() would wait forever
+            with self._lock:
+                self._unclean += [p for p in problems if p is not None]
+                self._unreaped -= len(batch)
+                self._reaped.notify_all()
 
     def settle(self) -> None:
         """Wait until every sandbox released so far is reaped and swept; SandboxError if one

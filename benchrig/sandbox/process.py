@@ -530,9 +530,11 @@ class CandidateProcess:
                 os.kill(pid, signal.SIGKILL)
         self._signal_group()
 
-    def reap(self) -> str | None:
+    def reap(self, sweep: bool = True) -> str | None:
         """Everything `stop` does after `kill`: wait for bubblewrap, sweep the uid (raising
         SandboxError if a process survives SIGKILL), close the pipes, finish the output.
+        With `sweep` False the caller sweeps the uid itself, after this returns (the pool's
+        reaper sweeps every sandbox it has queued with one walk of /proc).
         Once: a second call (a sandbox refused at its hello, then released) returns the first
         one's answer and closes nothing again — that fd number may be another thread's now."""
         self.kill()
@@ -556,7 +558,8 @@ class CandidateProcess:
                 if self.box.uid is not None:
                     if not conf.namespaces:  # no pid namespace to take them all down at once
                         confinement.kill_as(self.box.uid)
-                    self.box.sweep()
+                    if sweep:
+                        self.box.sweep()
         finally:
             for fd in (self._to_child, self._from_child, self._control, self._exit_fd):
                 if fd is not None:

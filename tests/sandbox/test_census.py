@@ -199,3 +199,85 @@ def test_a_pool_walks_proc_once_a_sandbox(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(allocating) == 1  # the first allocation only; the others used a sweep's walk
     assert len(walks) - len(allocating) >= 5  # and every sandbox was still swept
     assert not set(uids) & set(real().values())
+
+
+def released(pool: SandboxPool, count: int) -> list[int]:
+    """Take `count` sandboxes, prove each booted, release them all; their uids."""
+    procs = [pool.take("solution.py") for _ in range(count)]
+    for proc in procs:
+        proc.ready(time.monotonic() + 30)
+        assert pool.release(proc)
+    return [proc.box.uid for proc in procs if proc.box.uid is not None]
+
+
+@pytest.mark.skipif(sandbox.detect().level != sandbox.FULL,
+                    reason="only a final kill (pid namespace, own uid) is reaped later")
+def test_one_walk_sweeps_every_sandbox_the_reaper_has_queued(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reaper held in its first sweep while two more sandboxes are released: it then
+    sweeps both with one call, and every process of all three is gone."""
+    hold = threading.Event()
+    calls: list[tuple[int, ...]] = []
+    real = Census.sweep
+
+    def sweep(self: Census, *uids: int, timeout_s: float = 3.0) -> int:
+        calls.append(uids)
+        if len(calls) == 1:
+            assert hold.wait(30)
+        return real(self, *uids, timeout_s=timeout_s)
+
+    monkeypatch.setattr(Census, "sweep", sweep)
+    with SandboxPool(limits=LIMITS, prestart=False) as pool:
+        first = released(pool, 1)
+        for _ in range(500):  # until the reaper is in that first sweep
+            if calls:
+                break
+            time.sleep(0.01)
+        rest = released(pool, 2)
+        hold.set()
+        pool.settle()
+    assert calls == [tuple(first), tuple(rest)]
+    assert not set(first + rest) & set(confinement.live_processes().values())
+
+
+@pytest.mark.skipif(sandbox.detect().level != sandbox.FULL,
+                    reason="only a final kill (pid namespace, own uid) is reaped later")
+def test_a_survivor_of_any_uid_in_a_batch_fails_the_sweep(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process of the second uid of a batch that no SIGKILL ends (a stand-in pid the walk
+    keeps showing): the batch's sweep is not proven, and the pool refuses what comes next."""
+    hold = threading.Event()
+    real_sweep = Census.sweep
+    calls: list[tuple[int, ...]] = []
+
+    def sweep(self: Census, *uids: int, timeout_s: float = 3.0) -> int:
+        calls.append(uids)
+        if len(calls) == 1:
+            assert hold.wait(30)
+        return real_sweep(self, *uids, timeout_s=timeout_s)
+
+    monkeypatch.setattr(Census, "sweep", sweep)
+    pool = SandboxPool(limits=LIMITS, prestart=False)
+    try:
+        released(pool, 1)
+        for _ in range(500):
+            if calls:
+                break
+            time.sleep(0.01)
+        rest = released(pool, 2)
+        ghost = 2**22 + 4242  # above the kernel's pid limit (2^22): no real process has it
+        real_walk, real_kill = confinement.live_processes, os.kill
+        monkeypatch.setattr(confinement, "live_processes",
+                            lambda: {**real_walk(), ghost: rest[1]})
+        monkeypatch.setattr(confinement.os, "kill",
+                            lambda pid, sig: None if pid == ghost else real_kill(pid, sig))
+        hold.set()
+        with pytest.raises(SandboxError, match=f"could not be verified.*{rest[1]}"):
+            pool.settle()
+        with pytest.raises(SandboxError, match="could not be verified"):
+            pool.take("solution.py")
+    finally:
+        hold.set()
+        monkeypatch.undo()
+        with pytest.raises(SandboxError, match="could not be verified"):
+            pool.close()
