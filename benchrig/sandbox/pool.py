@@ -17,24 +17,27 @@ from collections.abc import Callable
 from types import TracebackType
 
 from benchrig.core.errors import SandboxError
+from benchrig.sandbox.census import Census
 from benchrig.sandbox.confinement import Confinement, detect
 from benchrig.sandbox.process import Box, CandidateProcess, Limits
 
 MODULE_FILE = "solution.py"  # the candidate's module, as the coding checks name it
 
 
-def start(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
+def start(confinement: Confinement, limits: Limits, module_file: str,
+          census: Census | None = None) -> CandidateProcess:
     """Launch a sandbox now (its hello is read when it is first used), always from the one
     launcher thread (see `in_background`), whichever thread asks: a sandbox launched from
-    a check's short-lived thread was SIGKILLed by the kernel when that thread ended."""
+    a check's short-lived thread was SIGKILLed by the kernel when that thread ended. Its uid
+    comes from `census` (a pool's), else from a walk of /proc of its own."""
     if threading.current_thread() in _launcher:
-        return _launch(confinement, limits, module_file)
+        return _launch(confinement, limits, module_file, census)
     made: list[CandidateProcess] = []
     failed: list[BaseException] = []
 
     def launch() -> None:
         try:
-            made.append(_launch(confinement, limits, module_file))
+            made.append(_launch(confinement, limits, module_file, census))
         except BaseException as exc:  # raised in the asking thread
             failed.append(exc)
 
@@ -44,8 +47,9 @@ def start(confinement: Confinement, limits: Limits, module_file: str) -> Candida
     return made[0]
 
 
-def _launch(confinement: Confinement, limits: Limits, module_file: str) -> CandidateProcess:
-    box = Box.create(confinement, module_file)
+def _launch(confinement: Confinement, limits: Limits, module_file: str,
+            census: Census | None) -> CandidateProcess:
+    box = Box.create(confinement, module_file, census)
     try:
         return CandidateProcess(box, limits)
     except BaseException:
@@ -96,6 +100,11 @@ def in_background(job: Callable[[], None]) -> threading.Event:
     return done
 
 
+def _why(exc: Exception) -> str:
+    """Why reaping a sandbox failed, as the pool reports it."""
+    return str(exc) if isinstance(exc, SandboxError) else f"reaping failed: {exc!r}"
+
+
 class SandboxPool:
     """The sandboxes of one run, all confined as `confinement` says, with `limits`.
 
@@ -133,6 +142,9 @@ class SandboxPool:
         self._unreaped = 0
         self._reaped = threading.Condition(self._lock)
         self._unclean: list[str] = []  # why a reaped sandbox could not be proven gone
+        # The last walk of /proc (a sweep's, on the reaper) serves the next uid allocation
+        # (on the launcher): one walk a sandbox instead of two (see census.py)
+        self.census = Census()
 
     @property
     def confinement(self) -> Confinement:
@@ -156,7 +168,7 @@ class SandboxPool:
                 counted = True
                 spare = self._next_spare(module_file)
             if spare is None:
-                taken = start(self.confinement, self.limits, module_file)
+                taken = start(self.confinement, self.limits, module_file, self.census)
                 break
             if spare.proc.poll() is None:
                 taken = spare
@@ -219,7 +231,7 @@ class SandboxPool:
             try:
                 # any failure (an OSError from a pipe or a folder too): the next attempt
                 # starts its own and reports why; a take waiting for this launch goes on
-                spare = start(self.confinement, self.limits, module_file)
+                spare = start(self.confinement, self.limits, module_file, self.census)
             except Exception:
                 spare = None
             with self._lock:
@@ -258,21 +270,41 @@ class SandboxPool:
         return True
 
     def _reap_forever(self) -> None:
-        while (proc := self._reaping.get()) is not None:
-            problem: str | None = None
+        ending = False
+        while not ending:
+            batch = [self._reaping.get()]
+            while batch[-1] is not None:  # all that is queued: one walk of /proc sweeps them
+                try:
+                    batch.append(self._reaping.get_nowait())
+                except queue.Empty:
+                    break
+            if batch[-1] is None:
+                ending = True
+            self._reap([proc for proc in batch if proc is not None])
+
+    def _reap(self, batch: list[CandidateProcess]) -> None:
+        """Reap each of `batch` (all killed already), then sweep all their uids at once: the
+        sweep's walk still begins after every kill, and proves none of any uid is left."""
+        problems: list[str | None] = []
+        try:
+            for proc in batch:
+                try:
+                    problems.append(proc.reap(sweep=False))
+                except Exception as exc:
+                    problems.append(_why(exc))
+            uids = [proc.box.uid for proc in batch if proc.box.uid is not None]
             try:
-                problem = proc.reap()
-                proc.box.remove()
-            except SandboxError as exc:
-                problem = str(exc)
-            except Exception as exc:  # never lose the count: settle() would wait forever
-                problem = f"reaping failed: {exc!r}"
-            finally:
-                with self._lock:
-                    if problem is not None:
-                        self._unclean.append(problem)
-                    self._unreaped -= 1
-                    self._reaped.notify_all()
+                if uids:
+                    self.census.sweep(*uids)
+                for proc in batch:
+                    proc.box.remove()
+            except Exception as exc:
+                problems.append(_why(exc))
+        finally:  # never lose the count: settle() would wait forever
+            with self._lock:
+                self._unclean += [p for p in problems if p is not None]
+                self._unreaped -= len(batch)
+                self._reaped.notify_all()
 
     def settle(self) -> None:
         """Wait until every sandbox released so far is reaped and swept; SandboxError if one

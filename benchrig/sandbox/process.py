@@ -24,12 +24,13 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from benchrig.core.errors import SandboxError
 from benchrig.sandbox import child, codec, confinement, proof
+from benchrig.sandbox.census import Census
 from benchrig.sandbox.confinement import Confinement
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -67,11 +68,20 @@ class Box:
     uid: int | None  # a fresh uid of its own, when root allows it
     folder: Path | None  # on the host, only without namespaces (else a tmpfs inside)
     module_file: str
+    # the pool's census its uid came from, and which its sweep feeds (None: walk alone)
+    census: Census | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def create(cls, conf: Confinement, module_file: str) -> Box:
-        uid = confinement.allocate_uid(conf)
-        return cls(conf, uid, confinement.prepare_folder(conf, uid), module_file)
+    def create(cls, conf: Confinement, module_file: str, census: Census | None = None) -> Box:
+        uid = confinement.allocate_uid(conf) if census is None else census.allocate(conf)
+        return cls(conf, uid, confinement.prepare_folder(conf, uid), module_file, census)
+
+    def sweep(self) -> int:
+        """SIGKILL every process of its uid until none is left (the census keeps the walk)."""
+        assert self.uid is not None
+        if self.census is None:
+            return confinement.sweep_uid(self.uid)
+        return self.census.sweep(self.uid)
 
     def remove(self) -> list[str]:
         """Delete its folder, and without namespaces what its uid left elsewhere (after
@@ -520,9 +530,11 @@ class CandidateProcess:
                 os.kill(pid, signal.SIGKILL)
         self._signal_group()
 
-    def reap(self) -> str | None:
+    def reap(self, sweep: bool = True) -> str | None:
         """Everything `stop` does after `kill`: wait for bubblewrap, sweep the uid (raising
         SandboxError if a process survives SIGKILL), close the pipes, finish the output.
+        With `sweep` False the caller sweeps the uid itself, after this returns (the pool's
+        reaper sweeps every sandbox it has queued with one walk of /proc).
         Once: a second call (a sandbox refused at its hello, then released) returns the first
         one's answer and closes nothing again — that fd number may be another thread's now."""
         self.kill()
@@ -546,7 +558,8 @@ class CandidateProcess:
                 if self.box.uid is not None:
                     if not conf.namespaces:  # no pid namespace to take them all down at once
                         confinement.kill_as(self.box.uid)
-                    confinement.sweep_uid(self.box.uid)
+                    if sweep:
+                        self.box.sweep()
         finally:
             for fd in (self._to_child, self._from_child, self._control, self._exit_fd):
                 if fd is not None:

@@ -113,12 +113,12 @@ def test_a_sweep_that_fails_in_the_background_stops_the_pool(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     task = task_in(tmp_path)
 
-    def cannot(uid: int, timeout_s: float = 0.0) -> int:
-        raise SandboxError(f"processes of sandbox uid {uid} survived SIGKILL: [1]")
+    def cannot(uids: object, timeout_s: float = 0.0, walk: object = None) -> int:
+        raise SandboxError(f"processes of sandbox uid {uids} survived SIGKILL: [1]")
 
     pool = SandboxPool(sandbox.detect(), LIMITS)
     try:
-        monkeypatch.setattr(confinement, "sweep_uid", cannot)
+        monkeypatch.setattr(confinement, "sweep_uids", cannot)  # every sweep goes through it
         report = run_tests(task, "def add(a, b):\n    return a + b\n", pool)
         assert report.all_passed  # the verdict was in before the sweep
         with pytest.raises(SandboxError, match="could not be verified"):
