@@ -33,7 +33,10 @@ SPANS = (("sandbox.process", "CandidateProcess.ready", "hello wait"),
          ("sandbox.pool", "SandboxPool.take", "pool.take"),
          ("checks.coding", "run_tests", "run_tests"),
          ("checks.coding", "_load_tests", "loading the tests (first hello inside)"),
-         ("runner", "produce", "produce"),
+         ("sandbox.confinement", "sweep_uids", "stop: uid sweep"),
+         ("orchestrate.runner", "produce", "produce"),
+         ("orchestrate.runner", "record", "writing result + transcript"),
+         ("runner", "produce", "produce"),  # an older tree (--tree): the runner's old home
          ("runner", "record", "writing result + transcript"))
 
 
@@ -61,7 +64,10 @@ def main() -> None:
     calls: collections.defaultdict[str, int] = collections.defaultdict(int)
 
     def wrap(module: str, dotted: str, label: str) -> None:
-        owner: Any = importlib.import_module(f"benchrig.{module}")
+        try:
+            owner: Any = importlib.import_module(f"benchrig.{module}")
+        except ModuleNotFoundError:  # a tree (this one, or --tree) without that module
+            return
         *path, name = dotted.split(".")
         for part in path:
             owner = getattr(owner, part)
