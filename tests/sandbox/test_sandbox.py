@@ -21,7 +21,15 @@ from tests.conftest import SOLUTIONS, TASKS, answer_file, fenced
 
 @pytest.fixture(scope="module")
 def lru() -> TaskSpec:
-    return replace(load_task(TASKS / "lru-cache.md"), check_timeout_s=2.0)
+    """A check's time is a clock a busy machine runs out: a correct answer must pass at any
+    load (2 s failed the right answer at load ~10), so only a hang waits it out."""
+    return replace(load_task(TASKS / "lru-cache.md"), check_timeout_s=30.0)
+
+
+@pytest.fixture(scope="module")
+def lru_hasty(lru: TaskSpec) -> TaskSpec:
+    """For the candidates that hang on purpose: their checks run out in 2 s."""
+    return replace(lru, check_timeout_s=2.0)
 
 
 def processes_with(token: str) -> list[int]:
@@ -66,8 +74,8 @@ FORGERIES = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(FORGERIES))
-def test_forgeries_never_pass(lru: TaskSpec, name: str) -> None:
-    report = run_tests(lru, FORGERIES[name])
+def test_forgeries_never_pass(lru_hasty: TaskSpec, name: str) -> None:
+    report = run_tests(lru_hasty, FORGERIES[name])
     assert report.total == 2
     assert report.passed == 0, [d.message for d in report.details]
     assert not report.all_passed
@@ -87,16 +95,16 @@ def test_every_check_runs_after_a_crash(lru: TaskSpec) -> None:
 
 
 @pytest.mark.slow
-def test_timeouts_kill_and_the_next_check_still_runs(lru: TaskSpec) -> None:
+def test_timeouts_kill_and_the_next_check_still_runs(lru_hasty: TaskSpec) -> None:
     code = GOOD + (
         "\n_orig = LRUCache.get\n"
         "def _get(self, k):\n    if k == 4:\n        while True: pass\n    return _orig(self, k)\n"
         "LRUCache.get = _get\n")
     started = time.monotonic()
-    report = run_tests(lru, code)
+    report = run_tests(lru_hasty, code)
     assert [d.passed for d in report.details] == [False, True]
     assert "timed out" in report.details[0].message
-    assert time.monotonic() - started < 2 * lru.check_timeout_s + 3
+    assert time.monotonic() - started < 2 * lru_hasty.check_timeout_s + 3
 
 
 def test_child_that_sleeps_does_not_survive(lru: TaskSpec) -> None:
@@ -112,10 +120,10 @@ def test_child_that_sleeps_does_not_survive(lru: TaskSpec) -> None:
 
 
 @pytest.mark.slow
-def test_hung_candidate_with_a_child_leaves_nothing(lru: TaskSpec) -> None:
+def test_hung_candidate_with_a_child_leaves_nothing(lru_hasty: TaskSpec) -> None:
     token = f"{secrets.randbelow(10**9) + 10**9}"
     code = f"import subprocess\nsubprocess.Popen(['sleep', '{token}'])\nwhile True:\n    pass\n"
-    report = run_tests(lru, code)
+    report = run_tests(lru_hasty, code)
     assert report.passed == 0
     time.sleep(0.2)
     assert processes_with(token) == []
