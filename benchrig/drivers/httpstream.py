@@ -501,7 +501,7 @@ def post_stream(http: httpx.Client, url: str, body: Any, read: StreamRead,
         read.began, read.dispatched = time.perf_counter(), None
         try:
             with opened(http, "POST", url, deadline, json=body, headers=headers,
-                        timeout=request_timeout(deadline.left()),
+                        timeout=request_timeout(max(deadline.left(), 0.001)),
                         extensions={"trace": read.trace}) as response:
                 read.server = response.headers.get("server")
                 if response.status_code >= 400:

@@ -50,8 +50,12 @@ def _load(path: Path, n_ctx: int, threads: int) -> tuple[Any, float | None]:
         return _LOADED[key], None
     began = time.perf_counter()  # the import is part of the load: it happens once, here
     llm = new_llama(path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads)
-    _LOADED.clear()  # keep one model in memory at a time
-    _LOADED[key] = llm
+    with _IN_USE:  # kept only while the process is not exiting (`unload` reads the cache)
+        if _EXITING.is_set():
+            llm.close()
+            raise DriverError("infra", "BenchRig is exiting: its model is closed")
+        _LOADED.clear()  # keep one model in memory at a time
+        _LOADED[key] = llm
     return llm, time.perf_counter() - began
 
 
@@ -74,7 +78,7 @@ def unload(wait_s: float = UNLOAD_WAIT_S) -> None:
     if not _IN_USE.acquire(timeout=wait_s):
         return
     try:
-        for llm in _LOADED.values():
+        for llm in list(_LOADED.values()):
             llm.close()
         _LOADED.clear()
     finally:
@@ -360,7 +364,8 @@ class LlamaCppDriver:
             raise _ran_out(request.deadline, "")
         # Elsewhere a window past training only leaves unused room; a context step would
         # measure positions the model never saw.
-        past = _past_training(llm, request.settings.context_size)
+        with _in_use():  # reads the model: never one the exit has closed
+            past = _past_training(llm, request.settings.context_size)
         if past is not None and request.strict_context:
             raise past
         return llm, load_s

@@ -144,3 +144,52 @@ def test_after_the_exit_no_attempt_left_running_touches_the_model(
     with pytest.raises(DriverError) as caught:
         llamacpp.LlamaCppDriver().run(_request())
     assert caught.value.kind == "infra" and not decoded
+
+
+def test_a_load_that_ends_after_the_exit_closes_its_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An abandoned load that finishes once the exit has closed the cache neither keeps its
+    model for the interpreter's teardown nor changes the cache under `unload`."""
+    model = FakeModel()
+    exiting = threading.Event()
+    exiting.set()
+    monkeypatch.setattr(llamacpp, "_EXITING", exiting)
+    monkeypatch.setattr(llamacpp, "_LOADED", {})
+    monkeypatch.setattr(llamacpp, "new_llama", lambda *args, **kwargs: model)
+    with pytest.raises(DriverError):
+        llamacpp._load(Path("m.gguf"), 512, 1)
+    assert model.closed and not llamacpp._LOADED
+
+
+def test_after_the_exit_a_cached_model_is_not_read_by_the_load_step(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model taken from the cache just before the exit closed it is not asked its trained
+    window (a NULL model crashes llama.cpp): the step fails as BenchRig's error."""
+    model = FakeModel()
+    asked: list[object] = []
+    monkeypatch.setattr(llamacpp, "_EXITING", threading.Event())
+    monkeypatch.setattr(llamacpp, "_LOADED", {})
+    monkeypatch.setattr(llamacpp, "_load", lambda path, n_ctx, threads: (model, None))
+    monkeypatch.setattr(llamacpp, "_past_training",
+                        lambda llm, n_ctx: asked.append(llm))
+    request = SimpleNamespace(
+        progress=SimpleNamespace(phase=lambda text: None),
+        deadline=SimpleNamespace(spend=lambda phase: None, expired=False),
+        settings=SimpleNamespace(context_size=512), strict_context=False)
+    llamacpp._at_exit()
+    with pytest.raises(DriverError):
+        llamacpp.LlamaCppDriver._loaded(request, Path("m.gguf"), 1)  # type: ignore[arg-type]
+    assert asked == []
+
+
+def test_a_second_ctrl_c_during_the_exit_s_wait_ends_it_quietly(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Users press Ctrl-C again exactly when an exit seems to hang: it ends the wait, with
+    no traceback from an atexit hook."""
+    def interrupted(wait_s: float = 0.0) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(llamacpp, "_EXITING", threading.Event())
+    monkeypatch.setattr(llamacpp, "unload", interrupted)
+    llamacpp._at_exit()  # returns: the interrupt ended the wait
+    assert llamacpp._EXITING.is_set()
