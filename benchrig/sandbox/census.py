@@ -39,9 +39,13 @@ class HandedOut:
         self._lock = threading.Lock()
         self._uids: set[int] = set()
 
-    def add(self, uid: int) -> None:
+    def claim(self, block: tuple[int, int], held: frozenset[int]) -> int:
+        """A random uid of `block` neither in `held` nor handed out, handed out: one step,
+        so two pools drawing at once never get the same one."""
         with self._lock:
+            uid = confinement.pick_uid(block, _Excluded(held, self._uids))
             self._uids.add(uid)
+            return uid
 
     def proven_gone(self, uids: tuple[int, ...]) -> None:
         with self._lock:
@@ -103,9 +107,7 @@ class Census:
         if not fresh:
             self.walk()
         with self._lock:
-            uid = confinement.pick_uid(conf.uid_block, _Excluded(self._held, self._unswept))
-            self._unswept.add(uid)
-        return uid
+            return self._unswept.claim(conf.uid_block, self._held)
 
     def sweep(self, *uids: int, timeout_s: float = confinement.SWEEP_TIMEOUT_S) -> int:
         """`confinement.sweep_uids` (one walk serves every uid), each of its walks kept as the
@@ -119,7 +121,7 @@ class Census:
 class _Excluded:
     """The uids an allocation must not return, without copying the sets."""
 
-    def __init__(self, *parts: frozenset[int] | HandedOut) -> None:
+    def __init__(self, *parts: frozenset[int] | set[int]) -> None:
         self._parts = parts
 
     def __contains__(self, uid: object) -> bool:

@@ -292,7 +292,10 @@ class SandboxPool:
                     problems.append(proc.reap(sweep=False))
                 except Exception as exc:
                     problems.append(_why(exc))
-            uids = [proc.box.uid for proc in batch if proc.box.uid is not None]
+            # not one reap() swept already (refused at its hello, then released): its uid,
+            # proven gone, may be another sandbox's now
+            uids = [proc.box.uid for proc in batch
+                    if proc.box.uid is not None and not proc.swept]
             try:
                 if uids:
                     self.census.sweep(*uids)

@@ -329,6 +329,8 @@ class CandidateProcess:
         self.cpu_s: float | None = None  # its processes' CPU time, read when it is stopped
         self._killed = False
         self._reaped = False  # reap() ran (its fds are closed: never twice)
+        # its uid was swept by reap() itself: a later sweep could kill that uid's next holder
+        self.swept = False
         self._problem: str | None = None  # what that reap() returned
         self._inside: list[int] = []  # its pid 1, when it was killed
         # Its exit as something poll() can wait on: no sleep loop (Popen.wait polls)
@@ -560,6 +562,7 @@ class CandidateProcess:
                         confinement.kill_as(self.box.uid)
                     if sweep:
                         self.box.sweep()
+                        self.swept = True
         finally:
             for fd in (self._to_child, self._from_child, self._control, self._exit_fd):
                 if fd is not None:

@@ -149,3 +149,28 @@ def test_a_sandbox_stopped_twice_closes_no_fd_twice() -> None:
         for fd in others:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+@full
+def test_a_sandbox_swept_at_its_hello_is_not_swept_again_when_released(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused at its hello, a sandbox is stopped and swept there; released by its runner
+    after, its uid — proven gone, so free to be handed out again — must not be swept a
+    second time: that sweep would kill the uid's next holder."""
+    broken = replace(sandbox.detect(), interpreter="/nonexistent/python3")
+    swept: list[int] = []
+    with SandboxPool(broken, LIMITS, prestart=False) as pool:
+        real = pool.census.sweep
+
+        def recorded(*uids: int, timeout_s: float = confinement.SWEEP_TIMEOUT_S) -> int:
+            swept.extend(uids)
+            return real(*uids, timeout_s=timeout_s)
+
+        monkeypatch.setattr(pool.census, "sweep", recorded)
+        proc = start(broken, LIMITS, sandbox.MODULE_FILE, pool.census)
+        with pytest.raises(SandboxError):
+            proc.ready()  # refused: stopped, reaped and swept here
+        assert proc.swept and swept == [proc.box.uid]
+        pool.release(proc)
+        pool.settle()
+    assert swept == [proc.box.uid]
