@@ -338,3 +338,23 @@ def test_a_server_that_accepts_and_never_shakes_hands_is_a_connect_failure(
         with httpstream.client(5, url) as http, pytest.raises(DriverError) as caught:
             httpstream.request_json(http, "GET", url, timeout_s=5)
     assert caught.value.kind == "infra" and "could not connect" in str(caught.value)
+
+
+def test_a_response_without_a_socket_keeps_the_busy_connection_closer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transport whose response shows no socket (no `network_stream`): the watchdog has
+    nothing to shut, so a stop while its body is read still closes the client's busy
+    connections, as until the headers."""
+    from types import SimpleNamespace
+
+    from benchrig.core.deadline import Stop, stop_scope
+    from benchrig.drivers import httpstream
+
+    shut: list[object] = []
+    monkeypatch.setattr(httpstream, "shut_busy", shut.append)
+    http = object()
+    response = SimpleNamespace(extensions={})
+    stop = Stop()
+    with stop_scope(stop), httpstream.watchdog(response, Deadline(60), http):  # type: ignore[arg-type]
+        stop.set("interrupted")
+        assert shut == [http]
