@@ -14,7 +14,7 @@ from benchrig import paths
 from benchrig.config import Config
 from benchrig.core.errors import UsageError
 from benchrig.core.settings import SAMPLING_TEMPERATURE, Settings
-from benchrig.core.task import TaskSpec
+from benchrig.core.task import TaskSpec, sandboxed
 from benchrig.drivers.base import Driver
 from benchrig.execute.base import AttemptSpec, Slot
 from benchrig.orchestrate.runner import (
@@ -179,7 +179,7 @@ def _results(specs: list[AttemptSpec], engines: Mapping[str, Driver],
     jobs = specs[0].jobs if specs else 1
     handed: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     stopping = threading.Event()
-    tests = sum(spec.task.check_type == "tests" for spec in specs)
+    tests = sandboxed(spec.task for spec in specs)
     pool = sandbox.SandboxPool(sandbox.detect() if tests else None, expected=tests)
 
     def work(spec: AttemptSpec, slot: Slot) -> tuple[int, Produced]:

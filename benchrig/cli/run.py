@@ -331,6 +331,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
     printed as it is recorded; the results, in completion order. Ctrl-C: a one-line note
     of how far it got and how to resume, exit 130."""
     from benchrig.attempts import unit_of
+    from benchrig.core.task import sandboxed
     from benchrig.execute import LocalExecutor, Slot
     from benchrig.execute.folder import held
     from benchrig.orchestrate.runner import (
@@ -353,7 +354,7 @@ def _attempts(plan: Planned, lineup: Lineup, overrides: Overrides, settings_file
             if not specs:
                 sandboxes.close()
                 return results
-        sandboxes.expect(sum(spec.task.check_type == "tests" for spec in specs)
+        sandboxes.expect(sandboxed(spec.task for spec in specs)
                          if how.executor == "local" else 0)
         limit = error_limit(how.max_errors, len(specs))
         errors = 0

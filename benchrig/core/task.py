@@ -3,7 +3,7 @@ driver sees of it (no hidden tests, no expected answer)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
@@ -72,6 +72,12 @@ def _task_spec(values: dict[str, Any], check: dict[str, Any],
                frontmatter: dict[str, Any]) -> TaskSpec:
     return TaskSpec(**{**values, "check": MappingProxyType(check),
                        "frontmatter": MappingProxyType(frontmatter)})
+
+
+def sandboxed(tasks: Iterable[TaskSpec]) -> int:
+    """How many of `tasks` are judged by hidden tests, each in a sandbox of its own: the
+    sandboxes a run of them takes (a pool told the count boots none past the last)."""
+    return sum(task.check_type == "tests" for task in tasks)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from benchrig.checks import load_checks
 from benchrig.core.errors import UsageError
-from benchrig.core.task import TaskSpec
+from benchrig.core.task import TaskSpec, sandboxed
 from benchrig.drivers import get_driver
 from benchrig.drivers.base import Driver
 from benchrig.orchestrate.runner import Overrides, run_attempt, settings_for
@@ -126,7 +126,8 @@ def verify_pack(name: str, results_dir: Path | None = None,
     isolation: set[str] = set()
     # Every answer of both kinds in one stream: no worker idles while the last references
     # finish. The pool is told how many sandboxes come, so none is booted only to be stopped.
-    with SandboxPool(confinement, depth=workers, expected=len(ANSWERS) * len(tasks)) as pool, \
+    takes = len(ANSWERS) * sandboxed(tasks)
+    with SandboxPool(confinement, depth=workers, expected=takes) as pool, \
             ThreadPoolExecutor(workers, thread_name_prefix="benchrig-verify") as attempts:
         runs = {answers: attempts.map(_timed, tasks, repeat(answers),
                                       [folder / REFERENCES / f"{task.id}{suffix}"

@@ -12,7 +12,7 @@ from itertools import repeat
 from pathlib import Path
 
 from benchrig.checks import load_checks
-from benchrig.core.task import TaskSpec
+from benchrig.core.task import TaskSpec, sandboxed
 from benchrig.dataset import read_rows, template
 from benchrig.drivers import get_driver
 from benchrig.packs.verify import WORKERS, Row, Verification, _replayed
@@ -37,12 +37,6 @@ def _answer_files(task: TaskSpec, samples: list[TaskSpec], text: str, folder: Pa
     return files
 
 
-def _takes(samples: list[TaskSpec], answers: Answers) -> int:
-    """How many sandboxes the replays take: one per answer and row that runs hidden tests
-    (no spare is booted past the last)."""
-    return sum(s.check_type == "tests" for s in samples) * len(answers)
-
-
 def verify_dataset(task: Path, answers: Answers, results_dir: Path,
                    confinement: Confinement | None = None,
                    workers: int = WORKERS) -> Verification:
@@ -53,7 +47,8 @@ def verify_dataset(task: Path, answers: Answers, results_dir: Path,
     rows: list[Row] = []
     isolation: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="benchrig-verify-") as staging, \
-            SandboxPool(confinement, depth=workers, expected=_takes(samples, answers)) as pool, \
+            SandboxPool(confinement, depth=workers,
+                        expected=sandboxed(samples) * len(answers)) as pool, \
             ThreadPoolExecutor(workers, thread_name_prefix="benchrig-verify") as attempts:
         for name, text, expected in answers:
             folder = Path(staging) / name
