@@ -97,3 +97,18 @@ def run(argv: list[str], cwd: Path, timeout_s: float = 30.0, use_pty: bool = Fal
 def stdout(lines: list[Line]) -> list[Line]:
     return [line for line in lines if line.stream == "stdout"]
 
+
+
+# A setsid'd, signal-ignoring, non-dumpable process, orphaned at once: what a sweep must find.
+HIDING = ("import ctypes, os, signal, time\n"
+          "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+          "[signal.signal(s, signal.SIG_IGN) for s in (1, 2, 15)]\n"
+          "os.setsid()\nos.fork() and os._exit(0)\ntime.sleep(600)\n")
+
+
+def start_hidden(uid: int) -> None:
+    """Leave a HIDING process running as `uid` (root with setpriv only)."""
+    import subprocess
+
+    subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                    "/usr/bin/python3", "-I", "-c", HIDING], check=True, timeout=30)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import threading
 import time
 from dataclasses import replace
@@ -18,6 +17,7 @@ from benchrig.core.errors import SandboxError
 from benchrig.sandbox import Limits, SandboxPool, census, confinement
 from benchrig.sandbox.census import Census
 from benchrig.sandbox.confinement import Confinement
+from tests.helpers.processes import start_hidden
 
 BASE = 1_900_000_000
 ONE = (BASE, 1)  # a block of one uid: whether it may be handed out is then a yes or a no
@@ -210,12 +210,7 @@ def test_the_census_sweep_kills_a_real_hidden_process_and_then_knows_it_gone() -
     count = Census()
     uid = count.allocate(replace(confinement.detect(), dedicated_uid=True))
     assert uid is not None
-    hide = ("import ctypes, os, signal, time\n"
-            "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
-            "[signal.signal(s, signal.SIG_IGN) for s in (1, 2, 15)]\n"
-            "os.setsid()\nos.fork() and os._exit(0)\ntime.sleep(600)\n")
-    subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                    "/usr/bin/python3", "-I", "-c", hide], check=True, timeout=30)
+    start_hidden(uid)
     assert uid in confinement.live_processes().values()
     assert count.sweep(uid) >= 1
     assert uid not in confinement.live_processes().values()
@@ -256,6 +251,24 @@ def test_a_pool_walks_proc_once_a_sandbox(monkeypatch: pytest.MonkeyPatch) -> No
     assert not set(uids) & set(real().values())
 
 
+def first_sweep_held(monkeypatch: pytest.MonkeyPatch
+                     ) -> tuple[threading.Event, list[tuple[int, ...]]]:
+    """Every census sweep recorded (its uids), the first held until the event is set: the
+    reaper is then busy while more sandboxes are released."""
+    hold = threading.Event()
+    calls: list[tuple[int, ...]] = []
+    real = Census.sweep
+
+    def sweep(self: Census, *uids: int, timeout_s: float = 3.0) -> int:
+        calls.append(uids)
+        if len(calls) == 1:
+            assert hold.wait(30)
+        return real(self, *uids, timeout_s=timeout_s)
+
+    monkeypatch.setattr(Census, "sweep", sweep)
+    return hold, calls
+
+
 def released(pool: SandboxPool, count: int) -> list[int]:
     """Take `count` sandboxes, prove each booted, release them all; their uids."""
     procs = [pool.take("solution.py") for _ in range(count)]
@@ -271,17 +284,7 @@ def test_one_walk_sweeps_every_sandbox_the_reaper_has_queued(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The reaper held in its first sweep while two more sandboxes are released: it then
     sweeps both with one call, and every process of all three is gone."""
-    hold = threading.Event()
-    calls: list[tuple[int, ...]] = []
-    real = Census.sweep
-
-    def sweep(self: Census, *uids: int, timeout_s: float = 3.0) -> int:
-        calls.append(uids)
-        if len(calls) == 1:
-            assert hold.wait(30)
-        return real(self, *uids, timeout_s=timeout_s)
-
-    monkeypatch.setattr(Census, "sweep", sweep)
+    hold, calls = first_sweep_held(monkeypatch)
     with SandboxPool(limits=LIMITS, prestart=False) as pool:
         first = released(pool, 1)
         for _ in range(500):  # until the reaper is in that first sweep
@@ -301,17 +304,7 @@ def test_a_survivor_of_any_uid_in_a_batch_fails_the_sweep(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A process of the second uid of a batch that no SIGKILL ends (a stand-in pid the walk
     keeps showing): the batch's sweep is not proven, and the pool refuses what comes next."""
-    hold = threading.Event()
-    real_sweep = Census.sweep
-    calls: list[tuple[int, ...]] = []
-
-    def sweep(self: Census, *uids: int, timeout_s: float = 3.0) -> int:
-        calls.append(uids)
-        if len(calls) == 1:
-            assert hold.wait(30)
-        return real_sweep(self, *uids, timeout_s=timeout_s)
-
-    monkeypatch.setattr(Census, "sweep", sweep)
+    hold, calls = first_sweep_held(monkeypatch)
     pool = SandboxPool(limits=LIMITS, prestart=False)
     try:
         released(pool, 1)

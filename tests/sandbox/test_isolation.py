@@ -15,6 +15,7 @@ from benchrig import trusted
 from benchrig.sandbox import confinement
 from benchrig.sandbox.confinement import Confinement
 from tests.conftest import SOLUTIONS, TASKS
+from tests.helpers.processes import start_hidden
 
 ROOT_USER = os.geteuid() == 0
 
@@ -121,13 +122,7 @@ def test_sweeping_files_removes_only_that_uids_leftovers(tmp_path: Path) -> None
 def test_the_uid_sweep_kills_what_hides_and_proves_none_is_left() -> None:
     uid = confinement.allocate_uid(replace(confinement.detect(), dedicated_uid=True))
     assert uid is not None
-    # A setsid'd, signal-ignoring, non-dumpable process of that uid, orphaned at once.
-    hide = ("import ctypes, os, signal, time\n"
-            "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
-            "[signal.signal(s, signal.SIG_IGN) for s in (1, 2, 15)]\n"
-            "os.setsid()\nos.fork() and os._exit(0)\ntime.sleep(600)\n")
-    subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                    "/usr/bin/python3", "-I", "-c", hide], check=True, timeout=30)
+    start_hidden(uid)  # setsid'd, ignoring signals, non-dumpable, orphaned at once
     assert uid in confinement.live_processes().values()
     assert confinement.sweep_uid(uid) >= 1
     assert uid not in confinement.live_processes().values()
